@@ -1,0 +1,59 @@
+# paneward: `make demo` and `make test` are all a newcomer needs.
+# Both create .venv when missing and (re)install the project only when pyproject.toml changed.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+E2E_CACHE ?= $(HOME)/.cache/paneward-e2e
+
+.PHONY: demo test e2e lint bench notebooks lab clean install
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP) tmux
+	$(BIN)/python -m supervisor.demo
+
+test: $(STAMP) tmux
+	$(BIN)/python -m pytest -m "not e2e" $(PYTEST_ARGS)
+
+e2e: $(STAMP) tmux
+	E2E_CACHE=$(E2E_CACHE) bash tests/e2e/install_agents.sh
+	E2E_CACHE=$(E2E_CACHE) $(BIN)/python -m pytest -m e2e tests/e2e $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check supervisor evals tests bench
+	$(BIN)/mypy supervisor/models.py supervisor/policy.py supervisor/classify.py supervisor/decide.py supervisor/screen.py
+
+bench: $(STAMP) tmux
+	$(BIN)/python bench/warehouse.py
+	$(BIN)/python bench/classify.py
+	$(BIN)/python bench/corpus_accuracy.py
+	$(BIN)/python bench/evals.py
+	$(BIN)/python bench/reaction.py
+	$(BIN)/python bench/idle.py
+
+notebooks: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
+
+lab: notebooks
+	$(BIN)/jupyter lab notebooks/
+
+.PHONY: tmux
+tmux:
+	@command -v tmux >/dev/null 2>&1 || { \
+	  echo "tmux is missing: installing it with apt-get"; \
+	  (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null || \
+	  { echo "error: could not install tmux (install it with your package manager)"; exit 3; }; }
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,78 @@
+"""`supervisor warehouse ...`: where the warehouse is, ingest journals, counts, SQL."""
+
+from __future__ import annotations
+
+import click
+
+from supervisor.cli import console, settings_from
+from supervisor.cli.output import df_records, print_df, print_json
+from supervisor.warehouse import open_warehouse, sync
+
+
+@click.group("warehouse")
+def warehouse() -> None:
+    """The DuckDB warehouse that ingests every run's journal."""
+
+
+@warehouse.command("path")
+@click.pass_context
+def path_cmd(ctx: click.Context) -> None:
+    """Print the warehouse file's path (and where journals live)."""
+    s = settings_from(ctx)
+    click.echo(str(s.warehouse))
+
+
+@warehouse.command("sync")
+@click.option("--wait", "wait_s", type=float, default=0.0, show_default=True,
+              help="Seconds to wait for another process to release the warehouse lock.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def sync_cmd(ctx: click.Context, wait_s: float, as_json: bool) -> None:
+    """Ingest new journal events into the warehouse (idempotent: safe to run any time)."""
+    s = settings_from(ctx).ensure()
+    report = sync(s, wait_s=wait_s)
+    if as_json:
+        print_json(report.__dict__)
+        return
+    console.print(f"ingested {report.new_events} new events from {report.journals} journals "
+                  f"in {report.seconds:.2f}s into {s.warehouse}")
+    for path in report.torn_tails:
+        console.print(f"[yellow]torn last line in {path} (an interrupted write; skipped until complete)[/]")
+    for path, n in report.bad_lines.items():
+        console.print(f"[yellow]{n} unreadable line(s) in {path} skipped[/]")
+
+
+@warehouse.command("stats")
+@click.option("--json", "as_json", is_flag=True, help="Print counts as JSON.")
+@click.pass_context
+def stats_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Row counts per table and the schema version."""
+    s = settings_from(ctx)
+    with open_warehouse(s.warehouse, read_only=True) as wh:
+        stats = wh.stats()
+    if as_json:
+        print_json(stats)
+        return
+    for name, n in stats.items():
+        console.print(f"{name:24} {n:>12,}")
+
+
+@warehouse.command("sql")
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Print rows as a JSON array.")
+@click.pass_context
+def sql_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
+    """Run a read-only SQL QUERY against the warehouse.
+
+    Example: supervisor warehouse sql "SELECT kind, count(*) FROM decisions GROUP BY kind"
+    """
+    s = settings_from(ctx)
+    with open_warehouse(s.warehouse, read_only=True) as wh:
+        df = wh.sql(query)
+    if as_json:
+        print_json(df_records(df))
+    else:
+        print_df(console, df)
+
+
+COMMANDS = [warehouse]

@@ -1,0 +1,317 @@
+"""Ingest journals into the warehouse, idempotently by ``event_id``.
+
+Python only splits each journal's new bytes into lines (a torn last line is left for
+the next sync and reported); DuckDB parses, validates and projects them into the typed
+tables in one transaction, so a million events ingest in seconds. Ingesting the same
+journal twice changes nothing: rows are keyed by event id and ``ingest_state`` remembers
+how far each file was read (a file that shrank is read again from the start).
+
+Payload layouts the typed tables understand (the runner writes these; nested and flat
+forms are both accepted, so older journals stay readable):
+
+- ``observation``: the Observation's fields, flat or under ``observation``; ``pane_id``;
+  ``screen`` = ``{text, width, height, title}`` (only needed the first time a hash appears).
+- ``decision`` / ``shadow_decision``: the Decision's fields, flat or under ``decision``;
+  shadow decisions add ``shadow_policy_id``.
+- ``action``: the Action's fields, flat or under ``action`` (intent and delivery are two rows).
+- ``checkpoint``: the parsed checkpoint, flat or under ``checkpoint``, plus ``parse_error``.
+- ``verification``, ``judge_call``, ``notification``, ``friction``: flat fields.
+- ``run_started`` / ``run_ended`` / ``pause`` / ``resume``: flat fields (command, pane_id,
+  session, cwd, host, agent, policy_id, spec_id, package_version; outcome, exit_code;
+  pause_reason, next_action).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+Connection = Any
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    journals: int = 0
+    """Journal files looked at."""
+    new_events: int = 0
+    """Events inserted (already-known ids are not counted)."""
+    torn_tails: list[str] = field(default_factory=list)
+    """Journals whose last line was incomplete (left for the next sync)."""
+    bad_lines: dict[str, int] = field(default_factory=dict)
+    """Journal -> lines that were not valid events (skipped)."""
+    seconds: float = 0.0
+
+
+def _field(name: str, *, nest: str | None = None, as_json: bool = False) -> str:
+    op = "->" if as_json else "->>"
+    flat = f"payload{op}'$.{name}'"
+    if nest is None:
+        return flat
+    return f"coalesce(payload{op}'$.{nest}.{name}', {flat})"
+
+
+def _bool(expr: str) -> str:
+    return f"TRY_CAST({expr} AS BOOLEAN)"
+
+
+def _typed_inserts() -> list[str]:
+    o = "observation"
+    d = "decision"
+    a = "action"
+    c = "checkpoint"
+    return [
+        f"""
+        INSERT OR IGNORE INTO observations
+        SELECT coalesce({_field('observation_id', nest=o)}, event_id), run_id, seq, occurred_at,
+               coalesce(payload->>'$.pane_id', payload->>'$.observation.pane_id'),
+               coalesce({_field('screen_hash', nest=o)}, payload->>'$.screen.screen_hash'),
+               {_field('state', nest=o)}, {_field('agent', nest=o)},
+               coalesce(payload->>'$.observation.prompt.kind', payload->>'$.prompt.kind'),
+               coalesce(payload->>'$.observation.prompt.question', payload->>'$.prompt.question'),
+               coalesce(payload->>'$.observation.prompt.risk.level', payload->>'$.prompt.risk.level'),
+               coalesce(payload->>'$.observation.blocker.kind', payload->>'$.blocker.kind'),
+               TRY_CAST({_field('confidence', nest=o)} AS DOUBLE),
+               {_field('policy_id', nest=o)},
+               {_field('prompt', nest=o, as_json=True)}, {_field('blocker', nest=o, as_json=True)},
+               {_field('evidence', nest=o, as_json=True)}
+        FROM new_events WHERE kind = 'observation'
+        """,
+        """
+        INSERT OR IGNORE INTO screens
+        SELECT screen_hash, text, width, height, title, occurred_at, run_id FROM (
+            SELECT coalesce(payload->>'$.screen.screen_hash', payload->>'$.observation.screen_hash',
+                            payload->>'$.screen_hash') AS screen_hash,
+                   coalesce(payload->>'$.screen.text', payload->>'$.screen_text') AS text,
+                   TRY_CAST(payload->>'$.screen.width' AS INTEGER) AS width,
+                   TRY_CAST(payload->>'$.screen.height' AS INTEGER) AS height,
+                   payload->>'$.screen.title' AS title, occurred_at, run_id,
+                   row_number() OVER (PARTITION BY screen_hash ORDER BY occurred_at) AS rn
+            FROM new_events WHERE kind = 'observation'
+        ) s WHERE rn = 1 AND screen_hash IS NOT NULL AND text IS NOT NULL
+        """,
+        f"""
+        INSERT OR IGNORE INTO decisions
+        SELECT coalesce({_field('decision_id', nest=d)}, event_id), run_id, seq, occurred_at,
+               {_field('trigger_id', nest=d)}, {_field('kind', nest=d)},
+               {_field('keys', nest=d, as_json=True)}, {_field('text', nest=d)},
+               {_bool(_field('approves', nest=d))}, {_field('reason', nest=d)},
+               TRY_CAST({_field('confidence', nest=d)} AS DOUBLE), {_field('rule', nest=d)},
+               {_field('next_action', nest=d)}, {_field('policy_id', nest=d)}, {_field('source', nest=d)}
+        FROM new_events WHERE kind = 'decision'
+        """,
+        f"""
+        INSERT OR IGNORE INTO shadow_decisions
+        SELECT event_id, run_id, seq, occurred_at, {_field('trigger_id', nest=d)},
+               coalesce(payload->>'$.shadow_policy_id', {_field('policy_id', nest=d)}),
+               {_field('kind', nest=d)}, {_field('keys', nest=d, as_json=True)},
+               {_bool(_field('approves', nest=d))}, {_field('reason', nest=d)}, {_field('rule', nest=d)}
+        FROM new_events WHERE kind = 'shadow_decision'
+        """,
+        f"""
+        INSERT OR IGNORE INTO actions
+        SELECT event_id, coalesce({_field('action_id', nest=a)}, event_id), run_id, seq, occurred_at,
+               {_field('decision_id', nest=a)}, {_field('kind', nest=a)}, {_field('keys', nest=a, as_json=True)},
+               {_field('text', nest=a)}, {_field('pane_id', nest=a)}, {_bool(_field('delivered', nest=a))},
+               {_bool(_field('confirmed', nest=a))}, {_field('error', nest=a)}
+        FROM new_events WHERE kind = 'action'
+        """,
+        f"""
+        INSERT OR IGNORE INTO checkpoints
+        SELECT coalesce({_field('checkpoint_id', nest=c)}, event_id), run_id, seq, occurred_at,
+               TRY_CAST({_field('checkpoint_seq', nest=c)} AS INTEGER), {_field('status', nest=c)},
+               {_field('current_node', nest=c)}, {_field('summary', nest=c)},
+               payload->>'$.parse_error', payload
+        FROM new_events WHERE kind = 'checkpoint'
+        """,
+        """
+        INSERT OR IGNORE INTO verifications
+        SELECT coalesce(payload->>'$.verification_id', event_id), run_id, seq, occurred_at,
+               coalesce(payload->>'$.verifier', payload->>'$.kind'),
+               coalesce(payload->>'$.node', payload->>'$.step_id'),
+               TRY_CAST(payload->>'$.passed' AS BOOLEAN), payload->>'$.output', payload
+        FROM new_events WHERE kind = 'verification'
+        """,
+        """
+        INSERT OR IGNORE INTO judge_calls
+        SELECT coalesce(payload->>'$.judge_call_id', event_id), run_id, seq, occurred_at,
+               payload->>'$.model', payload->>'$.prompt_version', payload->>'$.request_hash',
+               TRY_CAST(payload->>'$.cache_hit' AS BOOLEAN),
+               TRY_CAST(payload->>'$.input_tokens' AS BIGINT), TRY_CAST(payload->>'$.output_tokens' AS BIGINT),
+               TRY_CAST(payload->>'$.latency_ms' AS DOUBLE), TRY_CAST(payload->>'$.cost_usd' AS DOUBLE),
+               payload->>'$.outcome', payload->>'$.error'
+        FROM new_events WHERE kind = 'judge_call'
+        """,
+        """
+        INSERT OR IGNORE INTO notifications
+        SELECT coalesce(payload->>'$.notification_id', event_id), run_id, seq, occurred_at,
+               payload->>'$.channel', payload->>'$.title', payload->>'$.body',
+               TRY_CAST(payload->>'$.ok' AS BOOLEAN), payload
+        FROM new_events WHERE kind = 'notification'
+        """,
+        """
+        INSERT OR IGNORE INTO friction
+        SELECT coalesce(payload->>'$.friction_id', event_id), run_id, seq, occurred_at,
+               payload->>'$.kind', payload->>'$.detail', TRY_CAST(payload->>'$.seconds_lost' AS DOUBLE),
+               coalesce(payload->>'$.author', 'supervisor')
+        FROM new_events WHERE kind = 'friction'
+        """,
+    ]
+
+
+_TYPED = _typed_inserts()
+
+_RUNS_UPSERT = """
+INSERT OR REPLACE INTO runs
+SELECT e.run_id,
+       coalesce(min(occurred_at) FILTER (WHERE kind = 'run_started'), min(occurred_at)) AS started_at,
+       max(occurred_at) FILTER (WHERE kind = 'run_ended') AS ended_at,
+       max(occurred_at) AS last_event_at,
+       arg_max(payload->>'$.command', occurred_at) FILTER (WHERE kind = 'run_started') AS command,
+       arg_max(payload->>'$.pane_id', occurred_at) FILTER (WHERE kind = 'run_started') AS pane_id,
+       arg_max(payload->>'$.session', occurred_at) FILTER (WHERE kind = 'run_started') AS session,
+       arg_max(payload->>'$.cwd', occurred_at) FILTER (WHERE kind = 'run_started') AS cwd,
+       arg_max(payload->>'$.host', occurred_at) FILTER (WHERE kind = 'run_started') AS host,
+       coalesce(arg_max(payload->>'$.agent', occurred_at) FILTER (WHERE kind = 'run_started'
+                                                           AND payload->>'$.agent' <> 'unknown'),
+                arg_max(coalesce(payload->>'$.observation.agent', payload->>'$.agent'), occurred_at)
+                    FILTER (WHERE kind = 'observation'
+                            AND coalesce(payload->>'$.observation.agent', payload->>'$.agent') <> 'unknown'),
+                arg_max(payload->>'$.agent', occurred_at) FILTER (WHERE kind = 'run_started')) AS agent,
+       arg_max(payload->>'$.policy_id', occurred_at) FILTER (WHERE kind = 'run_started') AS policy_id,
+       arg_max(payload->>'$.spec_id', occurred_at) FILTER (WHERE kind = 'run_started') AS spec_id,
+       arg_max(payload->>'$.outcome', occurred_at) FILTER (WHERE kind = 'run_ended') AS outcome,
+       TRY_CAST(arg_max(payload->>'$.exit_code', occurred_at) FILTER (WHERE kind = 'run_ended') AS INTEGER) AS exit_code,
+       coalesce(arg_max(kind, seq) FILTER (WHERE kind IN ('pause', 'resume')) = 'pause', false) AS paused,
+       CASE WHEN arg_max(kind, seq) FILTER (WHERE kind IN ('pause', 'resume')) = 'pause'
+            THEN arg_max(coalesce(payload->>'$.pause_reason', payload->>'$.reason'), seq)
+                 FILTER (WHERE kind = 'pause') END AS pause_reason,
+       CASE WHEN arg_max(kind, seq) FILTER (WHERE kind IN ('pause', 'resume')) = 'pause'
+            THEN arg_max(payload->>'$.next_action', seq) FILTER (WHERE kind = 'pause') END AS next_action,
+       arg_max(payload->>'$.package_version', occurred_at) FILTER (WHERE kind = 'run_started') AS package_version,
+       count(*) AS events
+FROM events e
+WHERE e.run_id IN (SELECT DISTINCT run_id FROM new_events)
+GROUP BY e.run_id
+"""
+
+
+def _read_new_lines(path: Path, offset: int) -> tuple[list[str], int, int, bool]:
+    """Complete lines after ``offset``; returns (lines, first line's byte offset, new offset, torn)."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, 2)
+        if size < offset:
+            offset = 0  # the file was replaced or truncated: read it again (ids keep it idempotent)
+        fh.seek(offset)
+        data = fh.read()
+    cut = data.rfind(b"\n")
+    torn = cut != len(data) - 1 if data else False
+    if cut < 0:
+        return [], offset, offset, bool(data)
+    complete = data[: cut + 1]
+    text = complete.decode("utf-8", errors="replace")
+    lines = text.split("\n")[:-1]
+    return lines, offset, offset + len(complete), torn
+
+
+def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
+    """Ingest the new part of each journal file in one transaction."""
+    t0 = time.perf_counter()
+    report = SyncReport(journals=len(journals))
+    state = {
+        row[0]: row[1]
+        for row in con.execute("SELECT journal_path, byte_offset FROM ingest_state").fetchall()
+    }
+    paths: list[str] = []
+    lines: list[str] = []
+    updates: list[tuple[str, int, int, bool]] = []
+    for path in journals:
+        key = str(path)
+        try:
+            new_lines, _start, end, torn = _read_new_lines(path, int(state.get(key, 0)))
+        except FileNotFoundError:
+            continue
+        if torn:
+            report.torn_tails.append(key)
+        if new_lines:
+            paths.extend([key] * len(new_lines))
+            lines.extend(new_lines)
+        updates.append((key, end, len(new_lines), torn))
+    if not updates:
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    stage = pl.DataFrame({"journal_path": paths, "line": lines}, schema={"journal_path": pl.Utf8, "line": pl.Utf8})
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.register("stage_lines", stage)
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP TABLE parsed AS
+            SELECT journal_path, CASE WHEN json_valid(line) THEN line::JSON END AS j
+            FROM stage_lines WHERE length(trim(line)) > 0
+            """
+        )
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP TABLE candidate AS
+            SELECT journal_path,
+                   j->>'$.event_id' AS event_id, j->>'$.run_id' AS run_id,
+                   TRY_CAST(j->>'$.seq' AS INTEGER) AS seq, j->>'$.kind' AS kind,
+                   make_timestamp(CAST(TRY_CAST(j->>'$.at' AS DOUBLE) * 1000000 AS BIGINT)) AS occurred_at,
+                   j->'$.payload' AS payload,
+                   coalesce(TRY_CAST(j->>'$.schema_version' AS INTEGER), 1) AS schema_version
+            FROM parsed WHERE j IS NOT NULL
+            """
+        )
+        bad = con.execute(
+            """
+            SELECT journal_path, count(*) FROM (
+                SELECT journal_path FROM parsed WHERE j IS NULL
+                UNION ALL
+                SELECT journal_path FROM candidate
+                WHERE event_id IS NULL OR run_id IS NULL OR kind IS NULL OR seq IS NULL OR occurred_at IS NULL
+            ) GROUP BY journal_path
+            """
+        ).fetchall()
+        report.bad_lines = {p: int(n) for p, n in bad}
+        con.execute(
+            """
+            CREATE OR REPLACE TEMP TABLE new_events AS
+            SELECT DISTINCT ON (c.event_id) c.event_id, c.run_id, c.seq, c.kind, c.occurred_at, c.payload, c.schema_version
+            FROM candidate c
+            WHERE c.event_id IS NOT NULL AND c.run_id IS NOT NULL AND c.kind IS NOT NULL
+              AND c.seq IS NOT NULL AND c.occurred_at IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = c.event_id)
+            """
+        )
+        report.new_events = con.execute("SELECT count(*) FROM new_events").fetchall()[0][0]
+        if report.new_events:
+            con.execute(
+                "INSERT INTO events SELECT event_id, run_id, seq, kind, occurred_at, payload, schema_version FROM new_events"
+            )
+            for sql in _TYPED:
+                con.execute(sql)
+            con.execute(_RUNS_UPSERT)
+        for key, end, nlines, torn in updates:
+            con.execute(
+                """
+                INSERT OR REPLACE INTO ingest_state
+                SELECT ?, NULL, ?, coalesce((SELECT events FROM ingest_state WHERE journal_path = ?), 0) + ?,
+                       ?, ?, current_timestamp
+                """,
+                [key, end, key, nlines, torn, report.bad_lines.get(key, 0)],
+            )
+        con.execute("DROP TABLE IF EXISTS parsed; DROP TABLE IF EXISTS candidate; DROP TABLE IF EXISTS new_events")
+        con.unregister("stage_lines")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    report.seconds = time.perf_counter() - t0
+    return report

@@ -1,0 +1,75 @@
+"""The journal: durable, ordered, redacted, and tolerant of a torn last line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from supervisor.journal import Journal, ReadReport, iter_events, open_run_journal
+from supervisor.models import Decision
+
+
+def test_events_are_numbered_and_readable(tmp_path: Path) -> None:
+    j = open_run_journal(tmp_path, "run_T1")
+    a = j.append("run_started", {"command": ["claude"]})
+    b = j.append("decision", Decision(kind="wait", reason="busy"))
+    j.close()
+    events = list(iter_events(tmp_path / "run_T1.jsonl"))
+    assert [e.seq for e in events] == [1, 2]
+    assert [e.event_id for e in events] == [a.event_id, b.event_id]
+    assert a.event_id < b.event_id  # time-ordered ids
+    assert events[1].payload["kind"] == "wait"
+    assert all(e.run_id == "run_T1" and e.schema_version == 1 for e in events)
+
+
+def test_seq_continues_after_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    with Journal(path, "run_R") as j:
+        j.append("note", {"n": 1})
+        j.append("note", {"n": 2})
+    with Journal(path, "run_R") as j:
+        ev = j.append("note", {"n": 3})
+    assert ev.seq == 3
+
+
+def test_payload_secrets_are_redacted_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    secret = "sk-ant-api03-" + "Q" * 40
+    with Journal(path, "run_S") as j:
+        j.append("observation", {"screen": {"text": f"export ANTHROPIC_API_KEY={secret}"}})
+    raw = path.read_text()
+    assert "Q" * 40 not in raw
+    assert "[REDACTED:" in raw
+
+
+def test_torn_tail_is_reported_skipped_and_cut_on_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    with Journal(path, "run_T") as j:
+        j.append("note", {"n": 1})
+        j.append("note", {"n": 2})
+    with open(path, "ab") as fh:  # a crash mid-write leaves half a line
+        fh.write(b'{"event_id":"01ZZ","run_id":"run_T","seq":3,"kind":"no')
+    report = ReadReport(path)
+    events = list(iter_events(path, report))
+    assert [e.seq for e in events] == [1, 2]
+    assert report.torn_tail
+    with Journal(path, "run_T") as j:
+        assert j.last_report is not None and j.last_report.torn_tail
+        ev = j.append("note", {"n": 3})
+    assert ev.seq == 3
+    lines = path.read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line)["run_id"] == "run_T" for line in lines)
+
+
+def test_bad_line_in_the_middle_is_skipped_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    with Journal(path, "run_B") as j:
+        j.append("note", {"n": 1})
+    with open(path, "ab") as fh:
+        fh.write(b"this is not json\n")
+    with Journal(path, "run_B") as j:
+        j.append("note", {"n": 2})
+    report = ReadReport(path)
+    events = list(iter_events(path, report))
+    assert [e.payload["n"] for e in events] == [1, 2]
+    assert report.bad_lines == [2]
