@@ -116,9 +116,9 @@ def test_lock_held_by_another_process_loses_nothing(settings: Settings) -> None:
         with pytest.raises(WarehouseLocked) as info:
             sync(settings)
         assert f"PID {holder.pid}" in info.value.one_line()
-        with pytest.raises(WarehouseLocked):  # readers retry briefly, then say who holds it
-            with open_warehouse(settings.warehouse, read_only=True, wait_s=0.3):
-                pass
+        # Readers retry briefly, then say who holds it.
+        with pytest.raises(WarehouseLocked), open_warehouse(settings.warehouse, read_only=True, wait_s=0.3):
+            pass
     finally:
         assert holder.stdin is not None
         holder.stdin.write("\n")
@@ -142,9 +142,8 @@ def test_migrations_bring_an_old_database_up_to_date(settings: Settings) -> None
         applied = apply_migrations(con, upto=1)
         assert applied == ["m0001_core_tables"]
         con.execute("INSERT INTO runs (run_id, agent) VALUES ('run_old', 'aider')")
-    with pytest.raises(WarehouseError, match="schema version 1"):
-        with open_warehouse(old, read_only=True):
-            pass
+    with pytest.raises(WarehouseError, match="schema version 1"), open_warehouse(old, read_only=True):
+        pass
     with open_warehouse(old) as wh:
         versions = wh.sql("SELECT version, name FROM schema_migrations ORDER BY version")
         assert versions["version"].to_list() == list(range(1, len(MIGRATIONS) + 1))
@@ -156,7 +155,6 @@ def test_migrations_bring_an_old_database_up_to_date(settings: Settings) -> None
 def test_not_a_warehouse_is_a_clear_error(tmp_path: Path) -> None:
     bogus = tmp_path / "x.duckdb"
     bogus.write_text("this is not a database")
-    with pytest.raises(WarehouseError) as info:
-        with open_warehouse(bogus):
-            pass
+    with pytest.raises(WarehouseError) as info, open_warehouse(bogus):
+        pass
     assert "\n" not in info.value.one_line()
