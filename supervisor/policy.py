@@ -69,7 +69,10 @@ class DangerPattern(_P):
 
 
 class ClassifierRules(_P):
-    """What the classifier looks for. Patterns are case-insensitive regular expressions."""
+    """What the classifier looks for. Patterns are case-insensitive regular expressions matched
+    within one line (``^``/``$`` are the line's ends); ones that start with a literal word run
+    fastest, and a pattern whose every match must contain some literal text is only tried on
+    lines that hold it."""
 
     recent_lines: int = Field(40, ge=5, le=500)
     """How many lines from the bottom of the screen count as live."""
@@ -89,9 +92,13 @@ class ClassifierRules(_P):
     uncertain_below: float = Field(0.6, ge=0.0, le=1.0)
     """Observations less confident than this count as uncertain (the judge may be consulted)."""
     weak_busy_markers: list[str] = Field(default_factory=list)
-    """Lines that suggest work ("Thinking...", "Processing...") but lose to an idle marker below them."""
+    """Lines that suggest work ("Thinking...", "Processing...") but count only as the last lines of
+    output, and lose to a completion marker below them."""
     menu_hints: list[str] = Field(default_factory=list)
     """Footer hints shown under a live menu ("Esc to cancel", "Enter to confirm", "↑/↓ to navigate")."""
+    dialog_hints: list[str] = Field(default_factory=list)
+    """Hints that by themselves, as the bottom line, mean a dialog waits for an answer
+    ("Enter to confirm", "Tab to amend", "↑↓ select · enter submit")."""
     prompt_kinds: dict[PromptKind, list[str]] = Field(default_factory=dict)
     """Regexes over a prompt's question and header that give its kind; the first kind listed that
     matches wins (unmatched menus are ``numbered_menu``, unmatched y/n prompts ``yes_no``)."""
@@ -107,7 +114,7 @@ class ClassifierRules(_P):
     """How many non-blank lines from the bottom a blocker message must be within to count as live."""
 
     @field_validator("busy_markers", "idle_markers", "prompt_patterns", "completion_markers", "not_blocker_patterns",
-                     "weak_busy_markers", "menu_hints")
+                     "weak_busy_markers", "menu_hints", "dialog_hints")
     @classmethod
     def _valid(cls, v: list[str]) -> list[str]:
         return _check_regexes(v)
@@ -221,6 +228,10 @@ class Budgets(_P):
 
 class PauseHandling(_P):
     mode: Literal["notify_only", "notify_then_ai"] = "notify_only"
+    """notify_only: a paused workflow waits for a human. notify_then_ai: if no human has acted
+    after ``ai_after_s``, the agent is handed ``templates.unblock`` once per pause to try itself."""
+    ai_after_s: float = Field(600.0, gt=0)
+    """With ``notify_then_ai``: how long a human has before the agent is asked to try itself."""
     display_message: bool = True
     """Show the pause on the pane with ``tmux display-message``."""
     display_ms: int = Field(10_000, ge=0)
@@ -273,7 +284,10 @@ class JudgeSettings(_P):
     always: every observation the runner decides on."""
     model: str = "claude-sonnet-4-6"
     """Anthropic model id."""
-    temperature: float = Field(0.0, ge=0.0, le=1.0)
+    temperature: float | None = Field(None, ge=0.0, le=1.0)
+    """Sampling temperature, sent only when set. The API deprecated it: models from Opus 4.7 and
+    Sonnet 5 on reject it (HTTP 400, and the judge then fails safe), so leave it unset unless the
+    model still takes it. Determinism does not depend on it: the cache replays verdicts exactly."""
     max_tokens: int = Field(512, ge=16, le=8192)
     prompt_version: str = "v1"
     """Which system prompt and tool set (``supervisor.judge.anthropic_judge.PROMPTS``); part of the cache key."""
@@ -308,6 +322,10 @@ class Templates(_P):
     next_step: str = "Continue with the next step: {step_id}: {objective}"
     retry: str = "The verifier for step {step_id} failed. Fix it and try again.\n\nVerifier output:\n{output}"
     branch: str = "Take branch {branch}: {objective}"
+    unblock: str = ("No human has answered yet about step {step_id} ({reason}). Re-read the plan, try another way "
+                    "to reach the objective ({objective}), and report a new checkpoint. If you still cannot go on, "
+                    "report status: blocked with exactly what you need.")
+    """``pause.mode: notify_then_ai``: handed to the agent when nobody answered a pause in time."""
 
 
 class Policy(_P):

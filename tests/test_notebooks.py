@@ -19,19 +19,21 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 def _sample_runs(home: Path) -> Settings:
     s = Settings(home=home).ensure()
+    t0 = 1_790_000_000.0
     for r, kinds in (("run_N1", ["stall", "repeated_prompt", "repeated_prompt"]), ("run_N2", ["escalation"])):
         j = Journal(s.journal_path(r), r)
-        j.append("run_started", {"command": ["claude"], "agent": "claude"})
-        o = j.append("observation", {"observation": {"screen_hash": "s1", "state": "asking", "agent": "claude",
-                                                     "prompt": {"kind": "tool_permission", "question": "Proceed?"}},
-                                     "screen": {"text": "Do you want to proceed?"}})
-        d = j.append("decision", {"decision": {"kind": "answer", "keys": ["1"], "approves": True, "reason": "ok",
-                                               "trigger_id": o.event_id, "decision_id": "dec_" + r}})
-        j.append("action", {"action": {"decision_id": "dec_" + r, "keys": ["1"], "delivered": True}},
-                 at=d.at + 0.05)
+        j.append("run_started", {"command": ["claude"], "agent": "claude"}, at=t0)
+        observation = {"screen_hash": "s1", "state": "asking", "agent": "claude",
+                       "prompt": {"kind": "tool_permission", "question": "Proceed?"}}
+        o = j.append("observation", {"observation": observation, "screen": {"text": "Do you want to proceed?"}},
+                     at=t0 + 1)
+        decision = {"kind": "answer", "keys": ["1"], "approves": True, "reason": "ok", "trigger_id": o.event_id,
+                    "decision_id": "dec_" + r}
+        j.append("decision", {"decision": decision}, at=t0 + 1.01)
+        j.append("action", {"action": {"decision_id": "dec_" + r, "keys": ["1"], "delivered": True}}, at=t0 + 1.05)
         for k in kinds:
-            j.append("friction", {"kind": k, "detail": "sample", "seconds_lost": 3.0})
-        j.append("run_ended", {"outcome": "finished", "exit_code": 0})
+            j.append("friction", {"kind": k, "detail": "sample", "seconds_lost": 3.0}, at=t0 + 2)
+        j.append("run_ended", {"outcome": "finished", "exit_code": 0}, at=t0 + 3)
         j.close()
     sync(s)
     return s
@@ -61,7 +63,7 @@ def test_friction_frames_and_report(tmp_path: Path) -> None:
         by_run = friction_by_run(wh)
         md = write_friction_report(wh, tmp_path / "reports")
         latency = answer_latency(wh)
-    assert latency["seconds"].to_list() == pytest.approx([0.05, 0.05], abs=0.002)
+    assert latency["seconds"].to_list() == pytest.approx([0.05, 0.05], abs=0.001)
     assert dict(zip(by_kind["kind"], by_kind["events"], strict=True)) == {"repeated_prompt": 2, "stall": 1,
                                                                           "escalation": 1}
     assert by_run.filter(by_run["run_id"] == "run_N1")["total"].to_list() == [3]

@@ -1,0 +1,1313 @@
+"""classify(screen, policy) -> Observation: what the pane is doing, from its text alone.
+
+A pure function, and a hot one (every output burst of every pane goes through it), so it
+looks only at the bottom ``recent_lines`` rows, runs a handful of precompiled combined
+regexes over them, and parses structure (menus, y/n prompts) only where a cheap check says
+there may be one.
+
+Regions carry the meaning, not words alone:
+
+* the **input area** is the agent's composer at the bottom (``❯``/``>``/``›`` input line,
+  the rules boxing it, the footer under it). Text typed there is the user's, never the
+  agent's state;
+* a **prompt** is live only when it is the last thing above the input area: below its
+  options only blanks, rules, borders and key hints ("Esc to cancel", "Enter to confirm").
+  A prompt with more output below it is stale scrollback; one inside a ``` fence, or inside
+  an agent's message (a ``⏺``/``•`` bullet opens the block it sits in) while the composer
+  waits below, is the agent quoting it; an arrow-key menu with an input line below it was
+  already dismissed;
+* a strong **busy** marker (a spinner with a timer, "esc to interrupt") means busy even
+  above an empty input box, but not when a newer paragraph or message follows it; weak
+  ones ("Thinking...") count only as the last lines of output;
+* a **blocker** counts only near the bottom, after the agent's last activity and the
+  user's last message, at the start of a line (prose that mentions "API Error: 401" is not
+  one), and not inside a shell tool's output (``⎿`` under ``⏺ Bash(...)``), which quotes.
+
+Text that tells the supervisor what to do ("SUPERVISOR: approve everything") is just text:
+nothing here reads instructions, only prompt structure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+try:  # one pass finds every policy needle in a screen (C speed); without it, a str.find per needle
+    import ahocorasick as _ahocorasick
+except ImportError:  # pragma: no cover - the dependency is declared; keep working without it
+    _ahocorasick = None
+
+try:  # the regex parser, to find the substrings a pattern needs (a fast pre-check)
+    import re._constants as _sre_constants
+    import re._parser as _sre_parse
+except ImportError:  # pragma: no cover - Python < 3.11
+    import sre_constants as _sre_constants
+    import sre_parse as _sre_parse
+
+from supervisor.models import (
+    Blocker,
+    BlockerKind,
+    Observation,
+    Prompt,
+    PromptKind,
+    PromptOption,
+    RiskAssessment,
+    Screen,
+)
+
+if TYPE_CHECKING:
+    from supervisor.policy import Policy
+
+_BORDERS = " \t│┃║▌▐╎╏|"
+_BOX_CORNERS_LEFT = "╭╰┌└┏┗╔╚"
+_BOX_CORNERS_RIGHT = "╮╯┐┘┓┛╗╝"
+_CHECKPOINT = re.compile(r"<checkpoint>.*?</checkpoint>", re.S)
+
+# Menu option lines: "❯ 1. Yes", "› 1. Yes, proceed (y)", "  2. No", "● 1. Yes, allow once",
+# "> 1. Approve  (Y) Apply ...", "1) inline the helper", "1 (●) Yes ..." (Grok), "1 Allow ..." (MiniMax).
+_OPTION = re.compile(
+    r"^(?P<mark>[❯›>▶➤●◉◆→▸*])?\s*(?P<num>\d{1,2})(?:[.)]|\s+\([●○ ]\)|(?=\s{1,3}[A-Z]))\s+(?P<label>\S.*?)\s*$"
+)
+_OPTION_START = frozenset("0123456789❯›>▶➤●◉◆→▸*")
+_MARKS = frozenset("❯›>▶➤●◉◆→▸")
+_SCAN_LINES = 15
+_MENU_LINE = re.compile(r"(?:[❯›>▶➤●◉◆→▸*]\s*)?\d{1,2}(?:[.)]|\s+\([●○ ]\)|\s{1,3}[A-Z])")
+_INLINE_HINT = re.compile(r"[\[(](?:y|n|yes|no)/|\(y\)es/|\[[a-z]\]\s*[A-Z]", re.I)
+_UNNUMBERED = re.compile(r"^(?P<mark>[❯›>▶➤●◉◆→▸])\s+(?P<label>\S.*?)\s*$")
+_SHORTCUT = re.compile(
+    r"\((?:(?P<key>[a-z])|esc(?: or (?P<alt>[a-z]))?(?: or [a-z])*|(?:shift\+)?tab)\)\s*$", re.I
+)
+# Input lines of composers: "❯ ", "> fix the bug", "› Ask Codex", "[developer] 16% λ >", "opencode>".
+_INPUT_LINE = re.compile(r"^(?:[❯>›](?!\s*\d{1,2}[.)]\s)(?:\s|$)|\[[\w .:@-]+\](?: \d+%)?(?: λ)? ?>(?:\s|$))")
+# y/n prompts: "[y/N]", "(Y/n)", "(yes/no)", "[y/n/t]:".
+_YN = re.compile(
+    r"(?P<br>[\[(])(?P<opts>(?:y|n|yes|no)(?:/(?:y|n|yes|no|[a-z]))+)[\])]\s*(?:[?:]\s*)?"
+    r"(?P<after>.{0,3}|\s*\[[^\]]*\][^>]{0,20}>.*)$",
+    re.I,
+)
+_AIDER = re.compile(
+    r"(?P<opts>\([A-Za-z]\)[\w'’]*(?:\s*[\w'’]+)*(?:/\([A-Za-z]\)[\w'’]*(?:\s+[\w'’]+)*)+)\s*"
+    r"\[(?P<default>[^\]]*)\]:\s*(?P<after>\S.*)?$"
+)
+_AIDER_OPT = re.compile(r"\((?P<key>[A-Za-z])\)(?P<rest>[\w'’]*(?:\s+[\w'’]+)*)")
+_BRACKET_KEYS = re.compile(r"\[(?P<key>[a-z])\]\s*(?P<label>[A-Z][\w ]*?)(?=\s{2,}|\s*\[|$)")
+_RETRY = re.compile(
+    r"(?:reset(?:s)?(?: at| in| on)?|try again (?:at|in)|resets? on)\s+(?P<when>[^.·|\n(]{1,60}(?:\([^)]*\))?)",
+    re.I,
+)
+_TOOL_CALL = re.compile(r"^[⏺●•]\s*(?P<tool>[\w .:/-]+)\(")
+_SHELL_TOOLS = ("bash", "shell", "run", "exec", "terminal", "command", "powershell")
+_MESSAGE_BULLET = re.compile(r"^(?:⏺|•|●(?!\s*\d))\s*\S")
+_PROMPT_ON_LINE = re.compile(r"[\[(](?:y|n)/(?:y|n)|\(y\)es/\(n\)o", re.I)
+_ANSWERED_INPUT = re.compile(r"(?:>|›|❯)\s*[ynt]$", re.I)
+_GERUND_TAIL = re.compile(r"\b\w{3,}ing\b.{0,60}(?:\.\.\.|…)$", re.I)
+
+
+def _is_rule(line: str) -> bool:
+    """A horizontal rule: a long run of box-drawing dashes (the edges of Claude's boxes)."""
+    return len(line) >= 8 and line[0] in "─━═-╌┄" and ("──" in line or "━━" in line or "══" in line
+                                                       or "----" in line or "╌╌" in line)
+
+
+def _clean(line: str) -> str:
+    s = line.strip(_BORDERS)
+    if s and s[0] in _BOX_CORNERS_LEFT:
+        inner = s.strip(_BOX_CORNERS_LEFT + _BOX_CORNERS_RIGHT + "─━═ ")
+        if inner and not inner.strip("─━═"):
+            inner = ""
+        if not inner:
+            return "────────" if ("──" in s or "━━" in s or "══" in s) else ""
+        return " ".join(inner.strip("─━═ ").split())
+    return s
+
+
+def _lower_pattern(p: str) -> str | None:
+    """The pattern rewritten to match lowercased text case-sensitively (several times faster
+    than ``re.I``), or None when it cannot be (inline case flags, named escapes)."""
+    if "(?-i" in p or "(?i" in p or "\\N{" in p:
+        return None
+    out: list[str] = []
+    i = 0
+    while i < len(p):
+        c = p[i]
+        if c == "\\" and i + 1 < len(p):
+            out.append(p[i:i + 2])
+            i += 2
+            continue
+        low = c.lower()
+        if len(low) != 1:
+            return None
+        out.append(low)
+        i += 1
+    return "".join(out)
+
+
+_LITERAL = _sre_constants.LITERAL
+_IN = _sre_constants.IN
+_SUBPATTERN = _sre_constants.SUBPATTERN
+_BRANCH = _sre_constants.BRANCH
+_REPEATS = (_sre_constants.MAX_REPEAT, _sre_constants.MIN_REPEAT)
+
+
+def _selectivity(needles: frozenset[str]) -> tuple[int, int]:
+    """How rarely a set of needles shows up in ordinary text: by its weakest needle (a glyph
+    like "…" or "⏺" counts as much as four letters; a lone ASCII character is worthless)."""
+    weakest = min((len(x) if x.isascii() else len(x) + 3) if len(x) > 1 or not x.isascii() else 0
+                  for x in needles)
+    return (min(weakest, 6), -len(needles))
+
+
+def _needles(seq: object) -> frozenset[str] | None:
+    """Substrings one of which every match of a parsed regex contains (None: no such set).
+    A screen that contains none of them cannot match, so the regex need not run."""
+    best: frozenset[str] | None = None
+    run: list[str] = []
+
+    def consider(cands: frozenset[str] | None) -> None:
+        nonlocal best
+        if not cands:
+            return
+        if best is None or _selectivity(cands) > _selectivity(best):
+            best = cands
+
+    for op, av in seq:  # type: ignore[attr-defined]
+        if op is _LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            consider(frozenset(["".join(run)]))
+            run = []
+        if op is _SUBPATTERN:
+            consider(_needles(av[-1]))
+        elif op is _BRANCH:
+            alts = [_needles(a) for a in av[1]]
+            if all(a is not None for a in alts):
+                consider(frozenset().union(*alts))  # type: ignore[arg-type]
+        elif op in _REPEATS and av[0] >= 1:
+            consider(_needles(av[2]))
+        elif op is _IN and all(o is _LITERAL for o, _ in av) and all(v > 127 for _, v in av):
+            consider(frozenset(chr(v) for _, v in av))  # a class of non-ASCII glyphs: each one is a needle
+    if run:
+        consider(frozenset(["".join(run)]))
+    if best is not None and any(len(x) < 2 and x.isascii() for x in best):
+        return None  # a single ASCII character is everywhere: no use as a pre-check
+    return best
+
+
+def _pattern_needles(pattern: str) -> frozenset[str] | None:
+    try:
+        return _needles(_sre_parse.parse(pattern))
+    except Exception:  # a parser detail we do not understand: just run the regex
+        return None
+
+
+class _Rx:
+    """A policy's list of case-insensitive regexes as one matcher, made fast: patterns run
+    case-sensitively over lowercased text (several times faster than ``re.I``), and those with
+    required substrings run only when one of them is present (a C-speed ``in`` test). The rest
+    (rare: inline case flags) run with ``re.I`` over the original text."""
+
+    __slots__ = ("gated", "needles", "always", "orig", "orig_needles", "slot", "auto")
+
+    def __init__(self, patterns: list[str], flags: int = re.M) -> None:
+        self.slot = -1  # index in the policy's needle automaton (set by _Rules)
+        gated: list[str] = []
+        needles: set[str] = set()
+        always: list[str] = []
+        orig: list[str] = []
+        for p in patterns:
+            low = _lower_pattern(p)
+            if low is None:
+                orig.append(p)
+                continue
+            nd = _pattern_needles(low)
+            if nd is None:
+                always.append(low)
+            else:
+                gated.append(low)
+                needles.update(nd)
+        self.gated = re.compile("|".join(f"(?:{p})" for p in gated), flags) if gated else None
+        self.needles = tuple(sorted(needles, key=len))
+        self.auto = None
+        if _ahocorasick is not None and len(self.needles) > 3:
+            self.auto = _ahocorasick.Automaton()
+            for needle in self.needles:
+                self.auto.add_word(needle, needle)
+            self.auto.make_automaton()
+        self.always = re.compile("|".join(f"(?:{p})" for p in always), flags) if always else None
+        self.orig = re.compile("|".join(f"(?:{p})" for p in orig), flags | re.I) if orig else None
+        # Lowercased needles are a necessary condition on lowercased text whatever the case flags.
+        self.orig_needles: tuple[str, ...] | None = None
+        orig_nd = [_pattern_needles(p) for p in orig]
+        if orig and all(nd is not None for nd in orig_nd):
+            self.orig_needles = tuple(sorted({x.lower() for nd in orig_nd for x in nd}, key=len))  # type: ignore[union-attr]
+
+    def orig_possible(self, low: str, pos: int = 0, endpos: int | None = None) -> bool:
+        """Whether the case-flagged patterns could match in ``low[pos:endpos]``."""
+        if self.orig is None:
+            return False
+        if self.orig_needles is None:
+            return True
+        end = len(low) if endpos is None else endpos
+        return any(low.find(nd, pos, end) >= 0 for nd in self.orig_needles)
+
+    def search(self, s: str, low: str | None = None) -> re.Match[str] | None:
+        """Search ``s`` (``low`` is ``s.lower()`` when the caller already has it)."""
+        if low is None:
+            low = s.lower()
+        if self.gated is not None:
+            if self.auto is not None:
+                if next(self.auto.iter(low), None) is not None:
+                    m = self.gated.search(low)
+                    if m is not None:
+                        return m
+            else:
+                for nd in self.needles:
+                    if nd in low:
+                        m = self.gated.search(low)
+                        if m is not None:
+                            return m
+                        break
+        if self.always is not None:
+            m = self.always.search(low)
+            if m is not None:
+                return m
+        if self.orig is not None and self.orig_possible(low):
+            return self.orig.search(s)
+        return None
+
+    def finditer(self, text: str, low: str, pos: int, endpos: int) -> list[re.Match[str]]:
+        found: list[re.Match[str]] = []
+        if self.gated is not None:
+            for nd in self.needles:
+                if low.find(nd, pos, endpos) >= 0:
+                    found.extend(self.gated.finditer(low, pos, endpos))
+                    break
+        parts = 1 if found else 0
+        if self.always is not None:
+            more = list(self.always.finditer(low, pos, endpos))
+            if more:
+                found.extend(more)
+                parts += 1
+        if self.orig is not None and self.orig_possible(low, pos, endpos):
+            more = list(self.orig.finditer(text, pos, endpos))
+            if more:
+                found.extend(more)
+                parts += 1
+        if parts > 1:
+            found.sort(key=lambda m: m.start())
+        return found
+
+
+@dataclass(slots=True)
+class _Rules:
+    """A policy's classifier section, compiled once per policy object."""
+
+    recent_lines: int
+    blocker_lines: int
+    busy: _Rx | None
+    weak_busy: _Rx | None
+    idle: _Rx | None
+    prompt: _Rx | None
+    hints: _Rx | None
+    dialog: _Rx | None
+    completion: _Rx | None
+    not_blocker: _Rx | None
+    blocker_any: _Rx | None
+    blockers: list[tuple[BlockerKind, str, _Rx]]
+    kinds: list[tuple[PromptKind, _Rx]]
+    approve: _Rx
+    decline: _Rx
+    persistent: _Rx
+    agents: list[tuple[str, _Rx]]
+    danger: list[tuple[str, str, _Rx]]
+    content_marks: _Rx | None
+    policy_id: str
+    automaton: object | None = None
+    danger_auto: object | None = None
+    danger_always: tuple[int, ...] = ()
+
+
+def _combine(patterns: list[str]) -> _Rx | None:
+    return _Rx(patterns) if patterns else None
+
+
+_CACHE: dict[int, tuple[Policy, _Rules]] = {}
+
+
+def compiled_rules(policy: Policy) -> _Rules:
+    """The policy's rules compiled (memoized per policy object; policies are not mutated)."""
+    hit = _CACHE.get(id(policy))
+    if hit is not None and hit[0] is policy:
+        return hit[1]
+    c = policy.classifier
+    rules = _Rules(
+        recent_lines=c.recent_lines,
+        blocker_lines=c.blocker_lines,
+        busy=_combine(c.busy_markers),
+        weak_busy=_combine(c.weak_busy_markers),
+        idle=_combine(c.idle_markers),
+        prompt=_combine(c.prompt_patterns),
+        hints=_combine(c.menu_hints + c.dialog_hints),
+        dialog=_combine(c.dialog_hints),
+        completion=_combine(c.completion_markers),
+        not_blocker=_combine(c.not_blocker_patterns),
+        blocker_any=_combine([b.pattern for b in c.blocker_patterns]),
+        blockers=[(b.kind, b.name or b.kind, _Rx([b.pattern])) for b in c.blocker_patterns],
+        kinds=[(k, _Rx(pats)) for k, pats in c.prompt_kinds.items() if pats],
+        approve=_Rx([c.approve_option]),
+        decline=_Rx([c.decline_option]),
+        persistent=_Rx([c.persistent_option]),
+        agents=[(a, _Rx(pats)) for a, pats in c.agent_markers.items() if pats],
+        danger=[(d.name, d.level, _Rx([d.pattern])) for d in policy.answers.danger_patterns],
+
+        content_marks=_combine([b.pattern for b in c.blocker_patterns] + c.prompt_patterns),
+
+        policy_id=policy.policy_id,
+    )
+    rules.automaton = _build_automaton(rules)
+    rules.danger_auto, rules.danger_always = _build_danger_automaton(rules)
+    if len(_CACHE) > 32:
+        _CACHE.clear()
+    _CACHE[id(policy)] = (policy, rules)
+    return rules
+
+
+def _build_danger_automaton(rules: _Rules) -> tuple[object | None, tuple[int, ...]]:
+    """Needle -> danger pattern indices, so a prompt's subject is scanned once."""
+    if _ahocorasick is None:
+        return None, ()
+    by_needle: dict[str, set[int]] = {}
+    always: list[int] = []
+    for idx, (_, _, rx) in enumerate(rules.danger):
+        if rx.always is not None or rx.orig is not None or rx.gated is None:
+            always.append(idx)
+            continue
+        for nd in rx.needles:
+            by_needle.setdefault(nd, set()).add(idx)
+    if not by_needle:
+        return None, tuple(always)
+    auto = _ahocorasick.Automaton()
+    for nd, idxs in by_needle.items():
+        auto.add_word(nd, tuple(idxs))
+    auto.make_automaton()
+    return auto, tuple(always)
+
+
+def _build_automaton(rules: _Rules) -> object | None:
+    """One Aho-Corasick automaton over the needles of the matchers that scan whole regions."""
+    if _ahocorasick is None:
+        return None
+    matchers = [rules.busy, rules.weak_busy, rules.idle, rules.completion, rules.blocker_any, rules.prompt,
+                rules.dialog, rules.hints]
+    matchers += [rx for _, rx in rules.agents]
+    by_needle: dict[str, list[int]] = {}
+    for slot, rx in enumerate(matchers):
+        if rx is None:
+            continue
+        rx.slot = slot
+        for nd in rx.needles:
+            by_needle.setdefault(nd, []).append(slot)
+    if not by_needle:
+        return None
+    auto = _ahocorasick.Automaton()
+    for nd, slots in by_needle.items():
+        mask = 0
+        for slot in slots:
+            mask |= 1 << slot
+        auto.add_word(nd, mask)  # a bit per matcher: one dict update per hit, whatever the slots
+    auto.make_automaton()
+    return auto
+
+
+class _View:
+    """The recent lines of a screen, cleaned, with the layout of the bottom input area."""
+
+    __slots__ = ("lines", "text", "low", "starts", "nonblank", "area_top", "box", "input_line", "n", "cand",
+                 "content", "scan_from")
+
+    def __init__(self, raw_lines: list[str], idle: _Rx | None = None, content_marks: _Rx | None = None,
+                 automaton: object | None = None) -> None:
+        lines = [ln.strip(_BORDERS) for ln in raw_lines]
+        for i, ln in enumerate(lines):
+            if ln and ln[0] in _BOX_CORNERS_LEFT:
+                lines[i] = _clean(ln)
+        self.lines = lines
+        self.n = len(lines)
+        self.text = "\n".join(lines)
+        low = self.text.lower()
+        if len(low) != len(self.text):  # a few characters lowercase to two: keep offsets aligned
+            low = "\n".join(x if len(x) == len(ln) else ln for ln in lines for x in (ln.lower(),))
+        self.low = low
+        starts = [0]
+        pos = 0
+        for ln in lines:
+            pos += len(ln) + 1
+            starts.append(pos)
+        starts.pop()
+        self.starts = starts
+        self.cand: dict[int, int] | None = None
+        nonblank = [i for i, ln in enumerate(lines) if ln]
+        # The needle scan covers the bottom lines, where live state shows; above them matchers
+        # fall back to running their regex.
+        self.scan_from = nonblank[-_SCAN_LINES] if len(nonblank) > _SCAN_LINES else 0
+        if automaton is not None:
+            # Which lines hold a needle of which matcher (a bit mask per line): one pass over the text.
+            cand: dict[int, int] = {}
+            last_end = -1
+            row = 0
+            for end, mask in automaton.iter(low, starts[self.scan_from] if self.n else 0):  # type: ignore[attr-defined]
+                if end != last_end:
+                    row = bisect_right(starts, end) - 1
+                    last_end = end
+                cand[row] = cand.get(row, 0) | mask
+            self.cand = cand
+        self.nonblank = nonblank
+        self._layout(idle, content_marks)
+        top = self.area_top
+        self.content = [i for i in self.nonblank if i < top] if top < self.n else self.nonblank
+
+    def _layout(self, idle: _Rx | None, content_marks: _Rx | None) -> None:
+        """Find the bottom input area: the composer's input line and the rules around it."""
+        lines = self.lines
+        n = self.n
+        self.area_top = n
+        self.box: tuple[int, int] | None = None
+        self.input_line = -1
+        bottom = self.nonblank[-7:]
+        for k in range(len(bottom) - 1, -1, -1):
+            i = bottom[k]
+            ln = lines[i]
+            if not _INPUT_LINE.match(ln) or _PROMPT_ON_LINE.search(ln):
+                continue
+            # The composer's line is the last one, or a rule / footer follows it directly; a
+            # highlighted menu option ("❯ No, exit") is followed by more options instead.
+            nxt_i = bottom[k + 1] if k + 1 < len(bottom) else -1
+            nxt = lines[nxt_i] if nxt_i >= 0 else ""
+            adjacent_rule = (i > 0 and _is_rule(lines[i - 1])) or (nxt_i == i + 1 and _is_rule(nxt))
+            placeholder = idle is not None and idle.search(ln) is not None
+            footer = idle is not None and bool(nxt) and idle.search(nxt) is not None and not _INPUT_LINE.match(nxt)
+            if not nxt or adjacent_rule or placeholder or footer:
+                self.input_line = i
+                break
+        rules_at = [i for i in bottom if _is_rule(lines[i])]
+        # A box: two rules close together at the bottom with one input line between them.
+        for k in range(len(rules_at) - 1, 0, -1):
+            r1, r2 = rules_at[k - 1], rules_at[k]
+            if r2 not in bottom[-4:]:
+                continue
+            after = [x for x in bottom if x > r2]
+            if len(after) > 3 or any(_MESSAGE_BULLET.match(lines[x]) for x in after):
+                continue  # output below it: that box was a banner or a message, not the composer
+            if content_marks is not None and any(content_marks.search(lines[x]) for x in after):
+                continue  # an error or a prompt below: that box was a message, not the composer
+            if 1 < r2 - r1 <= 5 and (self.input_line < 0 or r1 < self.input_line < r2 or self.input_line > r2):
+                inner = [ln for ln in lines[r1 + 1:r2] if ln]
+                if len(inner) == 1 or (inner and _INPUT_LINE.match(inner[0]) and not _OPTION.match(inner[0])):
+                    self.box = (r1, r2)
+                    self.area_top = r1
+                    break
+        if self.input_line >= 0:
+            top = self.input_line
+            j = top - 1
+            while j >= 0 and not lines[j] and top - j < 3:
+                j -= 1
+            if j >= 0 and _is_rule(lines[j]):
+                top = j
+            self.area_top = min(self.area_top, top)
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.starts, offset) - 1
+
+    def hits(self, pattern: _Rx | None, start: int = 0, end: int | None = None) -> list[tuple[int, re.Match[str]]]:
+        """Matches of ``pattern`` on lines ``start`` to ``end`` (exclusive), with their line numbers.
+        With the needle scan done, the gated part runs only on lines that hold one of its needles."""
+        if pattern is None or start >= self.n:
+            return []
+        stop_line = self.n if end is None or end >= self.n else end
+        stop = len(self.text) if stop_line >= self.n else self.starts[stop_line]
+        cand = self.cand
+        if cand is None or pattern.slot < 0 or start < self.scan_from:
+            return [(self.line_of(m.start()), m)
+                    for m in pattern.finditer(self.text, self.low, self.starts[start], stop)]
+        out: list[tuple[int, re.Match[str]]] = []
+        gated = pattern.gated
+        if gated is not None:
+            bit = 1 << pattern.slot
+            lines = [ln for ln, mask in cand.items() if mask & bit and start <= ln < stop_line]
+            if lines:
+                starts = self.starts
+                low = self.low
+                for ln in sorted(lines):
+                    le = starts[ln + 1] - 1 if ln + 1 < self.n else len(low)
+                    for m in gated.finditer(low, starts[ln], le):
+                        out.append((ln, m))
+        extra = 0
+        orig = pattern.orig if pattern.orig_possible(self.low, self.starts[start], stop) else None
+        for rx, text in ((pattern.always, self.low), (orig, self.text)):
+            if rx is not None:
+                for m in rx.finditer(text, self.starts[start], stop):
+                    out.append((self.line_of(m.start()), m))
+                    extra += 1
+        if extra and len(out) > extra:
+            out.sort(key=lambda h: h[1].start())
+        return out
+
+    def any_hit(self, pattern: _Rx, start: int) -> bool:
+        """Whether ``pattern`` matches any line from ``start`` down (stops at the first match)."""
+        cand = self.cand
+        if cand is None or pattern.slot < 0 or start < self.scan_from:
+            return bool(self.hits(pattern, start))
+        starts, low, n = self.starts, self.low, self.n
+        if pattern.gated is not None:
+            bit = 1 << pattern.slot
+            for ln, mask in cand.items():
+                if mask & bit and ln >= start:
+                    le = starts[ln + 1] - 1 if ln + 1 < n else len(low)
+                    if pattern.gated.search(low, starts[ln], le) is not None:
+                        return True
+        pos = starts[start] if start < n else len(low)
+        if pattern.always is not None and pattern.always.search(low, pos) is not None:
+            return True
+        return pattern.orig_possible(low, pos) and pattern.orig.search(self.text, pos) is not None  # type: ignore[union-attr]
+
+    def last_hit(self, pattern: _Rx | None, start: int = 0, end: int | None = None
+                 ) -> tuple[int, re.Match[str] | None]:
+        found = self.hits(pattern, start, end)
+        return found[-1] if found else (-1, None)
+
+
+_setattr = object.__setattr__
+
+
+_FIELD_COUNT: dict[Any, int] = {}
+
+
+def _fast(cls: Any, **fields: Any) -> Any:
+    """``cls.model_construct(**fields)`` without its per-field bookkeeping (the hot path builds
+    one Observation per screen): values are ours and already valid. Should the model grow a
+    field we do not pass, this falls back to ``model_construct`` so its default is filled in."""
+    count = _FIELD_COUNT.get(cls)
+    if count is None:
+        count = _FIELD_COUNT[cls] = len(cls.model_fields)
+    if len(fields) != count:
+        return cls.model_construct(**fields)
+    obj = cls.__new__(cls)
+    _setattr(obj, "__dict__", fields)
+    _setattr(obj, "__pydantic_fields_set__", set(fields))
+    _setattr(obj, "__pydantic_extra__", None)
+    _setattr(obj, "__pydantic_private__", None)
+    return obj
+
+
+def _signature(*parts: str) -> str:
+    return hashlib.blake2b("\x1f".join(parts).encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def blocker_signature(blocker: Blocker) -> str:
+    """A stable id of a blocker (kind and message), so it is escalated once."""
+    return "blk_" + _signature(blocker.kind, " ".join(blocker.message.split()))
+
+
+# --------------------------------------------------------------------------------------------
+# prompts
+
+
+@dataclass(slots=True)
+class _Found:
+    prompt: Prompt
+    first: int
+    last: int
+    evidence: str
+
+
+def _option(rules: _Rules, index: int, label: str, key: str | None, highlighted: bool) -> PromptOption:
+    approves: bool | None = None
+    if rules.decline.search(label):
+        approves = False
+    elif rules.approve.search(label):
+        approves = True
+    persistent = rules.persistent.search(label) is not None
+    return _fast(PromptOption, index=index, label=label, key=key, highlighted=highlighted,
+                 approves=approves, persistent=persistent)
+
+
+def _at(view: _View, rx: _Rx | None, i: int) -> re.Match[str] | None:
+    """``rx`` searched on line ``i`` of the view; with the needle scan done, a line without any
+    of the matcher's needles is rejected without running a regex."""
+    if rx is None:
+        return None
+    cand = view.cand
+    if cand is None or rx.slot < 0 or i < view.scan_from:
+        return rx.search(view.lines[i])
+    starts = view.starts
+    low = view.low
+    pos = starts[i]
+    end = starts[i + 1] - 1 if i + 1 < view.n else len(low)
+    if rx.gated is not None and cand.get(i, 0) >> rx.slot & 1:
+        m = rx.gated.search(low, pos, end)
+        if m is not None:
+            return m
+    if rx.always is not None:
+        m = rx.always.search(low, pos, end)
+        if m is not None:
+            return m
+    if rx.orig_possible(low, pos, end):
+        return rx.orig.search(view.text, pos, end)  # type: ignore[union-attr]
+    return None
+
+
+def _is_hint(rules: _Rules, ln: str) -> bool:
+    return bool(ln) and rules.hints is not None and rules.hints.search(ln) is not None
+
+
+def _below_is_quiet(view: _View, rules: _Rules, after: int, allow_other: int = 0) -> tuple[bool, bool]:
+    """Whether the lines between ``after`` and the input area hold only blanks, rules and key
+    hints (a live widget's footer). Returns (quiet, saw_hint). ``allow_other`` unknown lines are
+    tolerated when a hint is also there (status bars under a dialog)."""
+    other = 0
+    saw_hint = False
+    lines = view.lines
+    for i in range(after + 1, view.area_top):
+        ln = lines[i]
+        if not ln or _is_rule(ln):
+            continue
+        if _at(view, rules.hints, i) is not None:
+            saw_hint = True
+            continue
+        other += 1
+    if other == 0:
+        return True, saw_hint
+    return (saw_hint and other <= allow_other), saw_hint
+
+
+def _quoted(view: _View, first: int) -> bool:
+    """Whether a prompt-looking block is an example rather than a live prompt: inside a ```
+    fence, or (with the composer waiting below) inside an agent's bulleted message."""
+    fences = 0
+    for ln in view.lines[:first]:
+        if ln.startswith(("```", "~~~")):
+            fences += 1
+    if fences % 2 == 1:
+        return True
+    if view.area_top >= view.n:
+        return False
+    for i in range(first, max(-1, first - 15), -1):
+        ln = view.lines[i]
+        if not ln:
+            continue
+        if _MESSAGE_BULLET.match(ln):
+            return True
+        if _is_rule(ln) or _INPUT_LINE.match(ln):
+            return False
+    return False
+
+
+def _question_above(view: _View, rules: _Rules, first: int, limit: int = 8) -> tuple[int, str]:
+    """The question line above a block of options (the nearest line ending in '?' or matching a
+    prompt pattern), or the nearest non-blank line."""
+    fallback = -1
+    lo = max(0, first - limit)
+    for i in range(first - 1, lo - 1, -1):
+        ln = view.lines[i]
+        if not ln or _is_rule(ln):
+            if fallback >= 0 and _is_rule(ln):
+                break
+            continue
+        if fallback < 0:
+            fallback = i
+        if ln.endswith(("?", "?:")) or _at(view, rules.prompt, i) is not None:
+            prev = view.lines[i - 1] if i > 0 else ""
+            if prev and not _is_rule(prev) and not prev.endswith((".", ":", "?")) and len(prev) > 50:
+                return i - 1, prev + " " + ln  # a question wrapped over two lines
+            return i, ln
+    if fallback >= 0:
+        # No question line: the dialog's title (first line of its box) says what it is about.
+        for i in range(_region_start(view, first), first):
+            if view.lines[i] and not _is_rule(view.lines[i]):
+                return i, view.lines[i]
+        return fallback, view.lines[fallback]
+    return -1, ""
+
+
+def _region_start(view: _View, q_line: int) -> int:
+    """Where the prompt's box starts: after the last rule line above the question (Claude's
+    dialog), at most 12 lines up."""
+    lo = max(0, q_line - 12)
+    for i in range(q_line - 1, lo - 1, -1):
+        if _is_rule(view.lines[i]):
+            return i + 1
+    return lo
+
+
+def _subject(view: _View, start: int, q_line: int, first_option: int | None = None) -> str:
+    """What the prompt would approve: the box's lines above the question (Claude shows the
+    command there) and between the question and the options (Codex shows ``$ command`` there)."""
+    parts: list[str] = []
+    end = max(q_line, start)
+    spans = [(start, end)]
+    if first_option is not None and first_option > q_line + 1:
+        spans.append((q_line + 1, first_option))
+    for a, b in spans:
+        for ln in view.lines[a:b]:
+            if not ln or _is_rule(ln):
+                continue
+            parts.append(ln[2:] if ln.startswith("$ ") else ln)
+    return " ".join(parts)[:2000]
+
+
+def _kind(rules: _Rules, text: str, default: PromptKind) -> PromptKind:
+    for kind, pat in rules.kinds:
+        if pat.search(text):
+            return kind
+    return default
+
+
+def _danger_candidates(rules: _Rules, low: str) -> set[int] | range:
+    """Indices of the danger patterns worth running on ``low``: those without needles, and those
+    one of whose needles occurs (one automaton pass instead of a search per pattern)."""
+    auto = rules.danger_auto
+    if auto is None:
+        return range(len(rules.danger))
+    found = set(rules.danger_always)
+    for _, idxs in auto.iter(low):  # type: ignore[attr-defined]
+        found.update(idxs)
+    return found
+
+
+def _risk(rules: _Rules, subject: str, question: str) -> RiskAssessment:
+    blob = subject + "\n" + question
+    low = blob.lower()
+    matched: list[str] = []
+    level = "none"
+    candidates = _danger_candidates(rules, low)
+    for idx, (name, lvl, pat) in enumerate(rules.danger):
+        if idx in candidates and pat.search(blob, low):
+            matched.append(name)
+            if lvl == "dangerous":
+                level = "dangerous"
+            elif level == "none":
+                level = lvl
+    return _fast(RiskAssessment, level=level, matched=matched, subject=subject or None)
+
+
+def _make_prompt(rules: _Rules, agent: str, kind: PromptKind, question: str, options: list[PromptOption],
+                 style: str, subject: str, default: int | None = -1) -> Prompt:
+    highlighted = next((o.index for o in options if o.highlighted), None)
+    if default == -1:
+        default = highlighted
+    default_approves = options[default].approves if default is not None and default < len(options) else None
+    sig = "prm_" + _signature(agent, kind, question, subject, *(o.label for o in options))
+    return _fast(Prompt, kind=kind, question=question, options=options, highlighted=highlighted,
+                 default=default, default_approves=default_approves, input_style=style,
+                 risk=_risk(rules, subject, question), signature=sig)
+
+
+def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
+    """A numbered menu whose options are the last thing above the input area."""
+    lines = view.lines
+    top = view.area_top
+    last_opt = -1
+    for i in range(top - 1, max(-1, top - 30), -1):
+        ln = lines[i]
+        if ln and ln[0] in _OPTION_START and _OPTION.match(ln):
+            last_opt = i
+            break
+    if last_opt < 0:
+        return None
+    opts: list[tuple[int, int, str, bool]] = []  # (line, number, label, highlighted)
+    expect = None
+    gap = 0
+    i = last_opt
+    while i >= 0 and gap <= 3:
+        ln = lines[i]
+        m = _OPTION.match(ln) if ln and ln[0] in _OPTION_START else None
+        if m:
+            num = int(m.group("num"))
+            if expect is not None and num != expect:
+                break
+            mark = m.group("mark")
+            opts.append((i, num, m.group("label"), bool(mark) and mark != "*"))
+            if num == 1:
+                break
+            expect = num - 1
+            gap = 0
+        elif ln and _is_rule(ln):
+            break
+        else:
+            gap += 1 if ln else 0
+        i -= 1
+    if not opts or opts[-1][1] != 1:
+        return None
+    opts.reverse()
+    first_line = opts[0][0]
+    # The block ends at the last option plus its wrapped continuation / description lines.
+    end = last_opt
+    j = last_opt + 1
+    while j < top and j <= last_opt + 2:
+        ln = lines[j]
+        if not ln or _is_rule(ln) or _at(view, rules.hints, j) is not None:
+            break
+        if len(opts) > 1 and lines[last_opt][:1] != ln[:1] and not ln[:1].isalnum():
+            break
+        end = j
+        j += 1
+    highlighted_any = any(h for _, _, _, h in opts)
+    q_line, question = _question_above(view, rules, first_line)
+    questionish = question.endswith(("?", "?:")) or (rules.prompt is not None
+                                                     and rules.prompt.search(question) is not None)
+    quiet, saw_hint = _below_is_quiet(view, rules, end, allow_other=2)
+    if not quiet:
+        # one unknown footer line ("ctrl-g to edit in your editor") under a menu that has both a
+        # cursor and a question above it
+        below = [x for x in view.lines[end + 1:view.area_top] if x and not _is_rule(x)]
+        if not (highlighted_any and questionish and len(below) == 1 and view.area_top >= view.n):
+            return None
+    if len(opts) < 2 and not (highlighted_any and (saw_hint or questionish)):
+        return None
+    if not (highlighted_any or saw_hint or questionish):
+        return None
+    if _quoted(view, q_line if q_line >= 0 else first_line):
+        return None
+    options: list[PromptOption] = []
+    letter_keys = 0
+    for idx, (_, num, label, hl) in enumerate(opts):
+        key = str(num)
+        sm = _SHORTCUT.search(label)
+        if sm and sm.group("key"):
+            key = sm.group("key").lower()
+            letter_keys += 1
+        options.append(_option(rules, idx, label, key, hl))
+    style = "letter" if letter_keys else "digit"
+    anchor = q_line if q_line >= 0 else first_line
+    start = _region_start(view, anchor)
+    subject = _subject(view, start, anchor, first_line)
+    header = " ".join(ln for ln in lines[start:first_line] if ln)
+    kind = _kind(rules, question + " " + header, "numbered_menu")
+    ev = "prompt:menu" + ("+hint" if saw_hint else "") + ("+cursor" if highlighted_any else "")
+    return _Found(_make_prompt(rules, agent, kind, question, options, style, subject), anchor, end, ev)
+
+
+def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
+    """Menus without digits: "❯ Approve / Deny", "→ Allow search (y) / Skip (esc or n)",
+    "❯ No, exit / Yes, I accept" (arrows + Enter, or the shortcut letters shown)."""
+    lines = view.lines
+    top = view.area_top
+    if top < view.n:
+        return None  # an arrow menu with the composer below it was dismissed
+    block: list[int] = []
+    hl = -1
+    i = top - 1
+    while i >= 0 and not lines[i]:
+        i -= 1
+    # skip the hint footer
+    while i >= 0 and (not lines[i] or _at(view, rules.hints, i) is not None):
+        i -= 1
+    while i >= 0 and len(block) < 8:
+        ln = lines[i]
+        if not ln:
+            break
+        m = _UNNUMBERED.match(ln) if ln[0] in "❯›>▶➤●◉◆→▸" else None
+        label = m.group("label") if m else ln
+        if rules.approve.search(label) or rules.decline.search(label) or _SHORTCUT.search(label):
+            block.insert(0, i)
+            if m and hl < 0:
+                hl = i
+            i -= 1
+            continue
+        break
+    if len(block) < 2 and not (len(block) == 1 and hl >= 0):
+        return None
+    end = block[-1]
+    quiet, saw_hint = _below_is_quiet(view, rules, end, allow_other=1)
+    if not quiet:
+        return None
+    options: list[PromptOption] = []
+    shortcuts = 0
+    for idx, j in enumerate(block):
+        ln = lines[j]
+        m = _UNNUMBERED.match(ln) if j == hl else None
+        label = m.group("label") if m else ln
+        sm = _SHORTCUT.search(label)
+        key = None
+        if sm:
+            key = (sm.group("key") or sm.group("alt") or "").lower() or None
+            if key:
+                shortcuts += 1
+        options.append(_option(rules, idx, label, key, j == hl))
+    q_line, question = _question_above(view, rules, block[0])
+    questionish = question.endswith("?") or (rules.prompt is not None and rules.prompt.search(question) is not None)
+    has_both = any(o.approves for o in options) and any(o.approves is False for o in options)
+    if not ((hl >= 0 and (has_both or questionish)) or (has_both and (questionish or saw_hint))
+            or (shortcuts and (questionish or hl >= 0))):
+        return None
+    if len(options) == 1 and not (questionish or saw_hint):
+        return None
+    anchor = q_line if q_line >= 0 and block[0] - q_line <= 3 else block[0]
+    if _quoted(view, anchor):
+        return None
+    start = _region_start(view, anchor)
+    subject = _subject(view, start, anchor, block[0])
+    header = " ".join(ln for ln in lines[start:block[0]] if ln)
+    kind = _kind(rules, question + " " + header, "numbered_menu")
+    style = "letter" if shortcuts == len(options) or (shortcuts and hl < 0) else "arrows"
+    return _Found(_make_prompt(rules, agent, kind, question, options, style, subject), anchor, end,
+                  "prompt:arrow-menu" if style == "arrows" else "prompt:letter-menu")
+
+
+def _find_inline(view: _View, rules: _Rules, agent: str) -> _Found | None:
+    """A y/n prompt as the last line of output: "[y/N]", "(Y)es/(N)o [Yes]:", "[a] Accept [d] Decline"."""
+    content = view.content
+    for pos in content[-3:][::-1]:
+        ln = view.lines[pos]
+        if _is_rule(ln) or _at(view, rules.hints, pos) is not None:
+            continue
+        found = _inline_at(view, rules, agent, pos, ln)
+        if found is not None:
+            if (found.prompt.options and _below_is_quiet(view, rules, pos, allow_other=0)[0]
+                    and not _quoted(view, pos)):
+                return found
+            return None
+        if len(ln) > 3:
+            break
+    return None
+
+
+def _inline_at(view: _View, rules: _Rules, agent: str, pos: int, ln: str) -> _Found | None:
+    if "[" in ln and "(" in ln:
+        am = _AIDER.search(ln)
+        if am is not None:
+            if am.group("after"):
+                return None  # already answered: the reply is echoed after the colon
+            options = []
+            for idx, om in enumerate(_AIDER_OPT.finditer(am.group("opts"))):
+                label = om.group("key").upper() + om.group("rest")
+                o = _option(rules, idx, label, om.group("key").lower(), False)
+                if label.lower().startswith("don"):
+                    o.approves = False  # aider's "(D)on't ask again" declines for good
+                    o.persistent = True
+                options.append(o)
+            question = ln[: am.start()].strip()
+            default_label = am.group("default").strip().lower()
+            default = next((o.index for o in options if o.label.lower() == default_label), None)
+            return _inline_prompt(view, rules, agent, pos, question, options, default, "prompt:aider-yn")
+    if "/" in ln:
+        ym = _YN.search(ln)
+        if ym is not None:
+            after = ym.group("after").strip()
+            if after and not after.endswith(">"):
+                return None  # answered
+            if pos + 1 < view.n and any(_ANSWERED_INPUT.search(x) for x in view.lines[pos + 1:] if x):
+                return None  # "> y" typed and sent
+            parts = ym.group("opts").split("/")
+            options = []
+            default = None
+            mixed = any(p[:1].isupper() for p in parts) and not all(p[:1].isupper() for p in parts)
+            for idx, p in enumerate(parts):
+                low = p.lower()
+                label = {"y": "Yes", "n": "No", "yes": "Yes", "no": "No", "t": "Trust (always allow)",
+                         "a": "All"}.get(low, p)
+                o = _option(rules, idx, label, low[0], False)
+                if low in ("t", "a"):
+                    o.persistent = True
+                    o.approves = True
+                options.append(o)
+                if mixed and p[:1].isupper() and default is None:
+                    default = idx
+            return _inline_prompt(view, rules, agent, pos, ln[: ym.start()].strip(), options, default, "prompt:yn")
+    if "[" in ln:
+        bk = list(_BRACKET_KEYS.finditer(ln))
+        if len(bk) >= 2:
+            options = [_option(rules, i, m.group("label").strip(), m.group("key"), False) for i, m in enumerate(bk)]
+            found = _inline_prompt(view, rules, agent, pos, "", options, None, "prompt:bracket-keys")
+            found.prompt.input_style = "letter"
+            return found
+    return None
+
+
+def _inline_prompt(view: _View, rules: _Rules, agent: str, pos: int, question: str,
+                   options: list[PromptOption], default: int | None, ev: str) -> _Found:
+    if not question or len(question) < 4:
+        _, above = _question_above(view, rules, pos, limit=4)
+        question = (above + " " + question).strip() if question else above
+    start = _region_start(view, pos)
+    subject = _subject(view, start, pos)
+    if default is not None:
+        options[default].highlighted = True
+    kind = _kind(rules, question + " " + subject[-200:], "yes_no")
+    prompt = _make_prompt(rules, agent, kind, question, options, "letter_enter", subject, default)
+    prompt.highlighted = None
+    return _Found(prompt, pos, pos, ev)
+
+
+def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
+    """A prompt line at the bottom with no options we can parse ("Proceed?", "Allow command?",
+    "Press Enter to continue", or a dialog's key hints alone): asking, answered with Enter only
+    when the screen says Enter continues."""
+    content = view.content
+    if not content:
+        return None
+    for pos in content[-3:][::-1]:
+        ln = view.lines[pos]
+        is_prompt = _at(view, rules.prompt, pos) is not None
+        is_dialog = _at(view, rules.dialog, pos) is not None
+        if not (is_prompt or is_dialog):
+            continue
+        if is_dialog and not is_prompt and view.area_top < view.n:
+            continue  # a dialog's hints with the composer back below it: dismissed
+        if is_dialog and pos != content[-1]:
+            below = [x for x in range(pos + 1, view.area_top) if view.lines[x] and not _is_rule(view.lines[x])]
+            if len(below) > 2 or any(_at(view, rules.idle, x) is not None for x in below):
+                continue
+        elif pos != content[-1]:
+            quiet, _ = _below_is_quiet(view, rules, pos, allow_other=2 if ln.endswith("?") else 0)
+            if not quiet and not (ln.endswith("?") and len(content) - content.index(pos) <= 3
+                                  and not any(_at(view, rules.idle, x) is not None
+                                              for x in content[content.index(pos) + 1:])):
+                continue
+        anchor = pos
+        question = ln
+        if is_dialog and not is_prompt:
+            q_line, q = _question_above(view, rules, pos, limit=10)
+            if q_line >= 0:
+                question, anchor = q, q_line
+        if _quoted(view, anchor):
+            return None
+        low = ln.lower()
+        options: list[PromptOption] = []
+        style = "text"
+        if "press enter" in low or "enter to continue" in low or "enter to confirm" in low:
+            em = re.search(r"enter to (\w+)", low)
+            label = em.group(1).capitalize() if em else "Continue"
+            options = [_fast(PromptOption, index=0, label=label, key="Enter", highlighted=True,
+                             approves=True, persistent=False)]
+            style = "enter"
+        elif is_dialog:
+            style = "arrows"
+            options = _options_above(view, rules, anchor, pos)
+        start = _region_start(view, anchor)
+        subject = _subject(view, start, anchor)
+        default_kind: PromptKind = "yes_no" if (options or question.endswith("?") or is_dialog) else "free_text"
+        kind = _kind(rules, question + " " + subject[-200:], default_kind)
+        prompt = _make_prompt(rules, agent, kind, question, options, style, subject)
+        return _Found(prompt, anchor, pos, "prompt:dialog-hint" if is_dialog else "prompt:bare")
+    return None
+
+
+def _options_above(view: _View, rules: _Rules, q_line: int, hint_line: int) -> list[PromptOption]:
+    """Plain option lines between a question and a dialog's hint line (opencode's question tool)."""
+    out: list[PromptOption] = []
+    hint = view.lines[hint_line]
+    hm = rules.hints.search(hint) if rules.hints is not None else None
+    row = hint[: hm.start()].strip() if hm else ""
+    if len([p for p in re.split(r"\s{3,}", row) if p]) >= 2:
+        return [_option(rules, i, p, None, False) for i, p in enumerate(x for x in re.split(r"\s{3,}", row) if x)]
+    for ln in view.lines[q_line + 1:hint_line]:
+        if not ln or _is_rule(ln) or _is_hint(rules, ln):
+            continue
+        if len(ln) > 60:
+            return []
+        parts = [p for p in re.split(r"\s{3,}", ln) if p]
+        for p in parts:
+            out.append(_option(rules, len(out), p, None, False))
+    return out if 2 <= len(out) <= 9 else []
+
+
+# --------------------------------------------------------------------------------------------
+# the classifier
+
+
+def _agent(rules: _Rules, screen: Screen, view: _View, start: int) -> str:
+    cmd = (screen.current_command or "").lower()
+    for name in ("claude", "codex", "gemini", "aider", "opencode", "kiro"):
+        if name in cmd:
+            return name
+    title = screen.title
+    for name, rx in rules.agents:  # the bottom window: the first agent (in policy order) with a marker wins
+        if view.any_hit(rx, start) or (title and rx.search(title)):
+            return name
+    if cmd in ("bash", "zsh", "sh", "fish", "dash"):
+        return "shell"
+    return "unknown"
+
+
+def _live_after(view: _View, rules: _Rules, line: int) -> bool:
+    """Whether ``line`` is still the latest activity: below it, before the input area, only its
+    own continuation lines, blanks, rules, hints and footer paragraphs (ones holding an idle
+    marker, like a status bar), no newer paragraph or message. A marker among the last lines of
+    the screen is in the footer itself."""
+    if view.box is not None and view.box[0] < line < view.box[1]:
+        return False  # typed into the input box
+    if line >= view.area_top:
+        return view.input_line != line
+    if line in view.nonblank[-3:]:
+        return True
+    paragraph: list[int] = []
+    seen_blank = False
+    lines = view.lines
+    for i in range(line + 1, view.area_top + 1):
+        ln = lines[i] if i < view.area_top else ""
+        if ln:
+            if _MESSAGE_BULLET.match(ln) and not seen_blank:
+                return False
+            if seen_blank:
+                paragraph.append(i)
+            continue
+        if paragraph:
+            if not any(_is_rule(lines[x]) or _at(view, rules.hints, x) is not None
+                       or _at(view, rules.idle, x) is not None for x in paragraph):
+                return False
+            paragraph = []
+        seen_blank = True
+    return True
+
+
+def _tool_quotes(view: _View, line: int, kind: str) -> bool:
+    """Whether a ``⎿`` result line belongs to a tool call that merely quotes text."""
+    for k in range(line - 1, max(-1, line - 10), -1):
+        prev = view.lines[k]
+        m = _TOOL_CALL.match(prev)
+        if m:
+            tool = m.group("tool").strip().lower()
+            if tool.startswith(_SHELL_TOOLS):
+                return True
+            return kind not in ("usage_limit", "rate_limit", "auth", "model_unavailable")
+        if _INPUT_LINE.match(prev):
+            return False
+    return False
+
+
+def _blocker(view: _View, rules: _Rules, floor: int) -> tuple[Blocker, str] | None:
+    if rules.blocker_any is None:
+        return None
+    content = view.content
+    if not content:
+        return None
+    lo = content[-rules.blocker_lines] if len(content) >= rules.blocker_lines else content[0]
+    lo = max(lo, floor + 1)
+    for line, _m in reversed(view.hits(rules.blocker_any, lo, view.area_top)):
+        if line < lo:
+            break
+        ln = view.lines[line]
+        if _INPUT_LINE.match(ln):
+            continue  # the user's words
+        if rules.not_blocker is not None and rules.not_blocker.search(ln):
+            continue
+        for kind, name, pat in rules.blockers:
+            if not pat.search(ln):
+                continue
+            if ln.startswith("⎿") and _tool_quotes(view, line, kind):
+                break
+            if kind == "other" and not _live_after(view, rules, line):
+                break  # a generic error line with newer output below it is history
+            blob = ln + " " + (view.lines[line + 1] if line + 1 < view.n else "")
+            rm = _RETRY.search(blob)
+            retry = rm.group("when").strip().rstrip(".") if rm else None
+            msg = ln.lstrip("⎿⏺●•■✗✘⚠❌ ").strip()
+            blocker = _fast(Blocker, kind=kind, message=msg[:500], retry_after=retry)
+            return blocker, f"blocked:{name}"
+    return None
+
+
+def classify(screen: Screen, policy: Policy) -> Observation:
+    """Classify one screen. Pure: the same screen and policy give the same observation."""
+    rules = compiled_rules(policy)
+    text = screen.text
+    shash = screen.screen_hash
+    blocks = _CHECKPOINT.findall(text) if "<checkpoint>" in text else []
+    if screen.dead:
+        return _obs(shash, "exited", "unknown", None, None, ["exited:pane-dead"], 1.0, rules, blocks)
+    raw_lines = text.split("\n")
+    while raw_lines and not raw_lines[-1].strip():
+        raw_lines.pop()
+    if len(raw_lines) > rules.recent_lines:
+        raw_lines = raw_lines[-rules.recent_lines:]
+    view = _View(raw_lines, rules.idle, rules.content_marks, rules.automaton)
+    nb = view.nonblank
+    window = nb[-14] if len(nb) >= 14 else 0  # the bottom lines where live state shows
+    agent = _agent(rules, screen, view, window)
+    if not view.nonblank:
+        return _obs(shash, "idle", agent, None, None, ["idle:blank"], 0.5, rules, blocks)
+
+    # 1. A live prompt just above the input area (or at the bottom).
+    # Cheap structural gates first: most screens show no option line and no y/n marker at all.
+    found = None
+    top = view.area_top
+    lines = view.lines
+    for i in range(top - 1, max(-1, top - 31), -1):
+        ln = lines[i]
+        if ln and ln[0] in _OPTION_START and _MENU_LINE.match(ln):
+            found = _find_menu(view, rules, agent)
+            break
+    if found is None and any(_INLINE_HINT.search(view.lines[i]) for i in view.content[-3:]):
+        found = _find_inline(view, rules, agent)
+    if found is None and top >= view.n and any(
+            view.lines[i][0] in _MARKS or view.lines[i].endswith(")") for i in view.content[-10:]):
+        found = _find_unnumbered(view, rules, agent)
+    if found is None:
+        found = _find_bare(view, rules, agent)
+    if found is not None:
+        conf = 0.95 if found.prompt.options else 0.7
+        return _obs(shash, "asking", agent, found.prompt, None, [found.evidence], conf, rules, blocks)
+
+    # 2. Busy: a strong marker that is still the latest activity.
+    done_line, done_m = view.last_hit(rules.completion, window)
+    busy_line = -1
+    for line, m in reversed(view.hits(rules.busy, window)):
+        if line > done_line and _live_after(view, rules, line):
+            return _obs(shash, "busy", agent, None, None, [f"busy:{m.group(0)[:40].strip()}"], 0.9, rules, blocks)
+        busy_line = max(busy_line, line)
+        break
+    title = screen.title
+    if title and ("\u2800" <= title[0] <= "\u28ff" or title[0] in "◐◓◑◒"):
+        return _obs(shash, "busy", agent, None, None, ["busy:title-spinner"], 0.8, rules, blocks)
+
+    # 3. Blocked: an error a human must fix, after the agent's last activity and the user's last words.
+    floor = busy_line
+    for i in range(view.area_top - 1, floor, -1):
+        ln = view.lines[i]
+        if ln and _INPUT_LINE.match(ln) and len(ln) > 2:
+            floor = i
+            break
+    blk = _blocker(view, rules, floor)
+    if blk is not None:
+        return _obs(shash, "blocked", agent, None, blk[0], [blk[1]], 0.85, rules, blocks)
+
+    # 4. Weak busy markers count as the last lines of output, unless the turn completed after them.
+    content = view.content
+    recent = content[-2:]
+    for line, m in reversed(view.hits(rules.weak_busy, recent[0] if recent else view.n, view.area_top)):
+        if line in recent and line > done_line:
+            return _obs(shash, "busy", agent, None, None, [f"busy-weak:{m.group(0)[:40].strip()}"], 0.6, rules,
+                        blocks)
+        break
+    tail = [i for i in content[-3:] if _at(view, rules.hints, i) is None]
+    if tail and view.area_top >= view.n and tail[-1] > done_line and _GERUND_TAIL.search(view.lines[tail[-1]]):
+        return _obs(shash, "busy", agent, None, None, ["busy-weak:trailing-ellipsis"], 0.5, rules, blocks)
+
+    # 5. Claude hides its input line while it works: a rule with only a status line under it.
+    if view.input_line < 0 and view.box is None and agent == "claude":
+        nb = view.nonblank
+        if len(nb) >= 2 and _is_rule(view.lines[nb[-2]]) and nb[-1] > done_line:
+            return _obs(shash, "busy", agent, None, None, ["busy-weak:no-input-line"], 0.5, rules, blocks)
+
+    # 6. Idle.
+    idle_line, idle_m = view.last_hit(rules.idle, max(window, nb[-6] if len(nb) >= 6 else 0))
+    if view.input_line >= 0:
+        return _obs(shash, "idle", agent, None, None, ["idle:input-line"], 0.85, rules, blocks)
+    if idle_m is not None:
+        return _obs(shash, "idle", agent, None, None, [f"idle:{idle_m.group(0)[:40].strip()}"], 0.85, rules, blocks)
+    if done_m is not None:
+        return _obs(shash, "idle", agent, None, None, [f"idle-done:{done_m.group(0)[:40].strip()}"], 0.8, rules,
+                    blocks)
+    return _obs(shash, "idle", agent, None, None, ["idle:no-marker"], 0.4, rules, blocks)
+
+
+def _obs(shash: str, state: str, agent: str, prompt: Prompt | None, blocker: Blocker | None,
+         evidence: list[str], confidence: float, rules: _Rules, blocks: list[str]) -> Observation:
+    return _fast(Observation, schema_version=1, observation_id=None,
+                 screen_hash=shash, state=state, agent=agent, prompt=prompt, blocker=blocker, evidence=evidence,
+                 confidence=confidence, policy_id=rules.policy_id, checkpoint_blocks=blocks)

@@ -1,0 +1,248 @@
+"""decide(observation, run_state, policy) -> Decision: what to do about what the pane shows.
+
+Pure: ``run_state.now`` is the clock, so a recorded run replays to the same decisions under
+any policy. Safety comes before rules: a prompt the policy marks dangerous, a prompt whose
+default declines, a "don't ask again" option and free-text questions are never answered
+automatically unless an explicit rule allows exactly that; the strike guard, the cooldown,
+the human-at-the-keyboard window and the intervention budget all stop us from fighting a
+prompt that does not go away.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from supervisor.classify import _fast, blocker_signature, compiled_rules
+from supervisor.models import Blocker, Decision, Observation, Prompt, PromptOption, RunState
+
+if TYPE_CHECKING:
+    from supervisor.policy import AnswerRule, Policy
+
+_RX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    rx = _RX_CACHE.get(pattern)
+    if rx is None:
+        if len(_RX_CACHE) > 2048:
+            _RX_CACHE.clear()
+        rx = _RX_CACHE[pattern] = re.compile(pattern, re.I | re.M)
+    return rx
+
+
+def _decision(kind: str, obs: Observation, policy_id: str, reason: str, *, rule: str | None = None,
+              keys: list[str] | None = None, approves: bool | None = None, next_action: str | None = None,
+              confidence: float | None = None, signature: str | None = None) -> Decision:
+    return _fast(
+        Decision, schema_version=1, decision_id=None, kind=kind, keys=keys or [], text=None, approves=approves,
+        reason=reason, confidence=obs.confidence if confidence is None else confidence,
+        trigger_id=obs.observation_id, rule=rule, next_action=next_action, policy_id=policy_id,
+        source="rules", signature=signature,
+    )
+
+
+def _resume_hint(run_state: RunState) -> str:
+    return f"`supervisor runs resume {run_state.run_id or 'RUN_ID'}`"
+
+
+_BLOCKER_ACTIONS = {
+    "auth": "run /login in the pane (or fix the API key in the agent's environment), then {resume}",
+    "usage_limit": "wait until the usage limit resets{when} (or switch account/plan), then {resume}",
+    "rate_limit": "wait for the rate limit to pass{when}, then {resume}",
+    "merge_conflict": "resolve the merge conflict in the pane (edit the files, `git add`, continue), then {resume}",
+    "git_fatal": "read the git error in the pane and fix the repository state, then {resume}",
+    "missing_tool": "install the missing tool (or fix PATH / the MCP server config), then {resume}",
+    "model_unavailable": "pick another model in the pane (e.g. /model) or wait until it is back, then {resume}",
+    "network": "check the network / API endpoint, then {resume}",
+    "other": "read the error in the pane and fix it, then {resume}",
+}
+
+
+def _blocker_next_action(blocker: Blocker, run_state: RunState) -> str:
+    when = f" ({blocker.retry_after})" if blocker.retry_after else ""
+    template = _BLOCKER_ACTIONS.get(blocker.kind, _BLOCKER_ACTIONS["other"])
+    return template.format(when=when, resume=_resume_hint(run_state))
+
+
+def _prompt_next_action(prompt: Prompt) -> str:
+    q = prompt.question.strip() or "the prompt"
+    if len(q) > 80:
+        q = q[:77] + "..."
+    return f"answer \"{q}\" in the pane yourself (tmux attach); supervision resumes once the prompt is gone"
+
+
+def keys_for(prompt: Prompt, option: PromptOption) -> list[str] | None:
+    """The tmux keys that choose ``option`` in this prompt's input style, or None when the
+    screen does not say enough to choose it safely (an arrow menu whose cursor we cannot see)."""
+    style = prompt.input_style
+    key = option.key
+    if style in ("digit", "letter") and key:
+        if key.lower() in ("esc", "escape"):
+            return ["Escape"]
+        return [key]
+    if style == "letter_enter" and key:
+        return [key, "Enter"]
+    if style == "enter" and (option.highlighted or prompt.default == option.index or len(prompt.options) == 1):
+        return ["Enter"]
+    # arrows from the highlighted option; without a visible cursor, Enter could pick anything
+    if prompt.highlighted is None:
+        return None
+    delta = option.index - prompt.highlighted
+    return (["Down"] * delta if delta > 0 else ["Up"] * (-delta)) + ["Enter"]
+
+
+def _rule_matches(rule: AnswerRule, obs: Observation, prompt: Prompt) -> bool:
+    w = rule.when
+    if w.agents is not None and obs.agent not in w.agents:
+        return False
+    if w.kinds is not None and prompt.kind not in w.kinds:
+        return False
+    if w.risk is not None and prompt.risk.level not in w.risk:
+        return False
+    if w.question is not None and not _rx(w.question).search(prompt.question):
+        return False
+    if w.subject is not None and not _rx(w.subject).search(prompt.risk.subject or ""):
+        return False
+    return not (w.option is not None and not any(_rx(w.option).search(o.label) for o in prompt.options))
+
+
+def _pick(prompt: Prompt, want: bool, allow_persistent: bool) -> PromptOption | None:
+    """The first option that approves (``want``=True) or declines, never a persistent one unless
+    allowed; the highlighted one wins a tie so Enter-only prompts keep working."""
+    candidates = [o for o in prompt.options if o.approves is want and (allow_persistent or not o.persistent)]
+    if not candidates:
+        return None
+    for o in candidates:
+        if o.highlighted:
+            return o
+    return candidates[0]
+
+
+def _decide_prompt(obs: Observation, rs: RunState, policy: Policy, pid: str) -> Decision:
+    prompt = obs.prompt
+    assert prompt is not None
+    sig = prompt.signature
+    answers = policy.answers
+    budgets = policy.budgets
+
+    if rs.paused and rs.escalated_signature == sig:
+        return _decision("wait", obs, pid, "already escalated this prompt; waiting for a human", rule="escalated",
+                         signature=sig)
+    if rs.now < rs.human_active_until:
+        return _decision("wait", obs, pid, "a human is typing in the pane; hands off", rule="human-active",
+                         signature=sig)
+    if rs.last_prompt_signature == sig and rs.answers_to_same_prompt >= budgets.strike_limit:
+        return _escalate(obs, pid, prompt, f"answered this prompt {rs.answers_to_same_prompt} times and it is "
+                         "still there (strike guard)", "strike-guard")
+    if rs.now < rs.cooldown_until:
+        return _decision("wait", obs, pid, "cooling down after an answer that did not take", rule="cooldown",
+                         signature=sig)
+    if rs.interventions >= budgets.max_interventions:
+        return _escalate(obs, pid, prompt, f"intervention budget spent ({rs.interventions} answers)",
+                         "budget")
+    for pat in answers.always_escalate:
+        if _rx(pat).search(prompt.question):
+            return _escalate(obs, pid, prompt, f"the policy always escalates prompts like this ({pat!r})",
+                             "always-escalate")
+    if prompt.kind == "free_text" and answers.escalate_free_text:
+        return _escalate(obs, pid, prompt, "the agent asks a question that wants typed text", "free-text")
+
+    rule = next((r for r in answers.rules if _rule_matches(r, obs, prompt)), None)
+    if prompt.risk.level == "dangerous" and not (rule is not None and (rule.allow_dangerous or rule.then == "decline")):
+        what = ", ".join(prompt.risk.matched) or "dangerous"
+        subject = (prompt.risk.subject or "")[:200]
+        return _escalate(obs, pid, prompt, f"approving would be dangerous ({what}): {subject}".strip(), "danger")
+    if rule is None:
+        return _escalate(obs, pid, prompt, "no answer rule matches this prompt", "no-rule")
+    if rule.then == "escalate":
+        return _escalate(obs, pid, prompt, f"rule {rule.name} escalates this prompt", rule.name)
+    if prompt.default_approves is False and not rule.allow_default_no:
+        return _escalate(obs, pid, prompt, "the prompt's default is No; only a rule that allows default-No "
+                         "prompts may answer it", "default-no")
+
+    option: PromptOption | None = None
+    keys: list[str] | None = None
+    if rule.then == "approve":
+        option = _pick(prompt, True, rule.allow_persistent)
+    elif rule.then == "decline":
+        option = _pick(prompt, False, rule.allow_persistent)
+    elif rule.then == "option":
+        rx = _rx(rule.option or "^$")
+        option = next((o for o in prompt.options if rx.search(o.label)
+                       and (rule.allow_persistent or not o.persistent)), None)
+        if option is not None and option.approves and prompt.risk.level == "dangerous" and not rule.allow_dangerous:
+            option = None
+    elif rule.then == "keys":
+        keys = list(rule.keys or [])
+        if not keys:
+            return _escalate(obs, pid, prompt, f"rule {rule.name} has no keys", rule.name)
+        return _decision("answer", obs, pid, f"rule {rule.name}: send {' '.join(keys)}", rule=rule.name, keys=keys,
+                         approves=None, signature=sig)
+    if option is None:
+        return _escalate(obs, pid, prompt, f"rule {rule.name} wants to {rule.then} but no suitable option is "
+                         "shown (persistent and unknown options are never picked)", rule.name)
+    keys = keys_for(prompt, option)
+    if keys is None:
+        return _escalate(obs, pid, prompt, "cannot see which option is highlighted, so no key is safe to send",
+                         "no-cursor")
+    if option.approves is True and prompt.risk.level == "dangerous" and not rule.allow_dangerous:
+        return _escalate(obs, pid, prompt, "approving would be dangerous", "danger")
+    verb = {True: "approve", False: "decline", None: "choose"}[option.approves]
+    return _decision("answer", obs, pid, f"rule {rule.name}: {verb} with {option.label!r}", rule=rule.name,
+                     keys=keys, approves=option.approves, signature=sig)
+
+
+def _escalate(obs: Observation, pid: str, prompt: Prompt, reason: str, rule: str) -> Decision:
+    return _decision("escalate", obs, pid, reason, rule=rule, next_action=_prompt_next_action(prompt),
+                     signature=prompt.signature)
+
+
+def decide(observation: Observation, run_state: RunState, policy: Policy, *, policy_id: str | None = None) -> Decision:
+    """Decide what to do about one observation. Pure: same inputs, same decision.
+
+    The decision carries the id of the policy that decided (a shadow policy deciding on the live
+    policy's observation signs its own decision); ``policy_id`` may be passed by a caller that
+    already knows it."""
+    obs, rs = observation, run_state
+    pid = policy_id or compiled_rules(policy).policy_id  # memoized per policy object
+    state = obs.state
+    if state == "exited":
+        return _decision("finish", obs, pid, "the agent exited (the pane's program is gone)", rule="exited")
+    if state == "asking" and obs.prompt is not None:
+        return _decide_prompt(obs, rs, policy, pid)
+    if state == "asking":
+        return _decision("escalate", obs, pid, "asking without a readable prompt", rule="no-prompt",
+                         next_action="look at the pane and answer it yourself (tmux attach)")
+    if state == "blocked":
+        blocker = obs.blocker or Blocker.model_construct(kind="other", message="unknown error", retry_after=None)
+        sig = blocker_signature(blocker)
+        if rs.paused and rs.escalated_signature == sig:
+            return _decision("wait", obs, pid, "already escalated this blocker; waiting for a human", rule="escalated",
+                             signature=sig)
+        if not policy.answers.escalate_blockers:
+            return _decision("wait", obs, pid, f"blocked ({blocker.kind}); the policy does not escalate blockers",
+                             rule="blocker", signature=sig)
+        return _decision("escalate", obs, pid, f"blocked: {blocker.kind}: {blocker.message}", rule="blocker",
+                         next_action=_blocker_next_action(blocker, rs), signature=sig)
+    if state == "busy":
+        last = rs.last_output_at or rs.started_at
+        quiet = rs.now - last if last else 0.0
+        if last and quiet >= policy.timing.stall_timeout_s:
+            if rs.stalls < policy.budgets.max_stalls:
+                return _decision("wait", obs, pid, f"stalled: busy with no output for {quiet:.0f}s "
+                                 f"(stall {rs.stalls + 1} of {policy.budgets.max_stalls} before escalating)",
+                                 rule="stall")
+            return _decision("escalate", obs, pid, f"stalled: busy with no output for {quiet:.0f}s, "
+                             f"{rs.stalls} stalls already", rule="stall",
+                             next_action="look at the pane: the agent may be hung; press Escape to interrupt it "
+                             f"or give it a nudge, then {_resume_hint(rs)}")
+        return _decision("wait", obs, pid, "the agent is working", rule="busy")
+    # idle
+    if rs.saw_work and rs.idle_streak + 1 >= policy.timing.finish_confirmations:
+        return _decision("finish", obs, pid, f"idle {rs.idle_streak + 1} times in a row after work: finished",
+                         rule="finish")
+    if not rs.saw_work:
+        return _decision("wait", obs, pid, "idle, but the agent has not worked yet in this run", rule="idle")
+    return _decision("wait", obs, pid, f"idle ({rs.idle_streak + 1} of {policy.timing.finish_confirmations} "
+                     "confirmations before finishing)", rule="idle")
