@@ -102,9 +102,16 @@ class Screen(_Model):
     """True when the pane's program has exited (``pane_dead``)."""
     scrollback: str = ""
     """A bounded slice of history above the visible area (may be empty)."""
+    highlights: tuple[tuple[int, int, int], ...] = ()
+    """Reverse-video spans ``(row, first column, end column)`` in ``text``, found in raw ANSI input
+    (``capture-pane -e``). Some agents (opencode) mark the selected option only this way; plain
+    captures leave this empty. (A tuple, not a list with a default factory: screens are built on
+    the hot path, and ``model_construct`` inspects a factory's signature on every call.)"""
 
     @property
     def screen_hash(self) -> str:
+        if self.highlights:  # a moved selection is a different screen
+            return screen_hash(self.text + "\x00hl" + repr(self.highlights), self.title, self.dead)
         return screen_hash(self.text, self.title, self.dead)
 
 

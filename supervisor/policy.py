@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from supervisor.errors import PolicyError
 from supervisor.models import AgentName, BlockerKind, PromptKind, RiskLevel
+from supervisor.yamlio import format_validation, parse_yaml, read_text
 
 POLICY_FORMAT_VERSION = 1
 
@@ -295,6 +296,10 @@ class JudgeSettings(_P):
     """The judge sees the last this-many characters of the screen."""
     history_size: int = Field(6, ge=0, le=50)
     """How many earlier exchanges (what it saw, what it proposed, what was done) it is shown."""
+    reconsult_s: float = Field(60.0, ge=0)
+    """An unchanged screen with no keys sent since the judge's last look is shown to it again only
+    after this long (with the hint "identical screen, no keys sent"); until then its last verdict
+    stands, so rechecks of a quiet pane cost nothing and an escalation is not repeated."""
     timeout_s: float = Field(30.0, gt=0)
     """Per-attempt HTTP timeout."""
     deadline_s: float = Field(60.0, gt=0)
@@ -357,24 +362,9 @@ def policy_id(policy: Policy) -> str:
     return "pol_" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _format_validation(exc: ValidationError, source: str) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        loc = ".".join(str(x) for x in err["loc"])
-        parts.append(f"{loc}: {err['msg']}")
-    more = f" (+{len(exc.errors()) - 3} more)" if len(exc.errors()) > 3 else ""
-    return f"{source}: " + "; ".join(parts) + more
-
-
 def parse_policy(text: str, source: str = "<policy>") -> Policy:
     """Parse and validate policy YAML text; errors name the file, the line or the field."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PolicyError(f"{source}:{where} is not valid YAML: {problem}", "fix the YAML syntax") from exc
+    data, root = parse_yaml(text, source, PolicyError)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -382,18 +372,13 @@ def parse_policy(text: str, source: str = "<policy>") -> Policy:
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:
-        raise PolicyError(_format_validation(exc, source), "compare with candidates/baseline.yaml") from exc
+        raise PolicyError(format_validation(exc, root, source, whole="policy"),
+                          "compare with candidates/baseline.yaml") from exc
 
 
 def load_policy(path: str | Path) -> Policy:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise PolicyError(f"policy file {p} not found", "give a path to a policy YAML file") from exc
-    except OSError as exc:
-        raise PolicyError(f"cannot read policy file {p}: {exc.strerror}", "check the path and permissions") from exc
-    return parse_policy(text, str(p))
+    text = read_text(path, PolicyError, "policy file", "give a path to a policy YAML file")
+    return parse_policy(text, str(path))
 
 
 @functools.lru_cache(maxsize=1)
