@@ -1,0 +1,392 @@
+"""Live supervision commands: ``run``, ``attach``, ``watch``, ``status``.
+
+A thin skin over :mod:`supervisor.runner`: resolve the policy, open the tmux surface, build a
+:class:`~supervisor.runner.Supervisor`, print what happens, and exit with the documented code
+(0 finished, 5 ended paused/escalated, 6 agent exited, 130 interrupted, 3 tmux/pane problem).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shlex
+import signal
+import socket as socketlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from supervisor.cli import console, err_console, settings_from
+from supervisor.cli.output import print_json
+from supervisor.errors import (
+    EXIT_AGENT_EXITED,
+    EXIT_ESCALATED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    PaneGone,
+    UsageError,
+)
+from supervisor.models import Event
+from supervisor.policy import Policy, baseline_policy, load_policy
+from supervisor.runner import PaneRunner, RunConfig, Supervisor, guess_agent
+from supervisor.settings import Settings
+
+
+def resolve_policy(settings: Settings, path: Path | None) -> Policy:
+    """--policy, else $SUPERVISOR_POLICY, else the promoted policy (when a registry exists), else baseline."""
+    if path is not None:
+        return load_policy(path)
+    if settings.policy_path is not None:
+        return load_policy(settings.policy_path)
+    try:
+        from evals.registry import promoted_policy
+    except ImportError:
+        return baseline_policy()
+    try:
+        pol = promoted_policy(settings)
+    except Exception:  # noqa: BLE001 - a broken registry must not stop supervision
+        return baseline_policy()
+    return pol if isinstance(pol, Policy) else baseline_policy()
+
+
+def _tmux(settings: Settings) -> str:
+    return f"tmux -L {settings.tmux_socket}" if settings.tmux_socket else "tmux"
+
+
+def _policy_options(f: Any) -> Any:
+    f = click.option("--poll", type=click.FloatRange(min=0.05), default=None, metavar="SECONDS",
+                     help="Poll with capture-pane every SECONDS instead of tmux control-mode events.")(f)
+    f = click.option("--shadow", "shadows", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+                     help="A candidate policy that decides on every observation too (journaled, never acted "
+                          "on). Repeatable.")(f)
+    f = click.option("--policy", "policy_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Policy file (default: $SUPERVISOR_POLICY, the promoted policy, or the baseline).")(f)
+    return f
+
+
+def _config(settings: Settings, policy_path: Path | None, shadows: tuple[Path, ...], **kw: Any) -> RunConfig:
+    return RunConfig(policy=resolve_policy(settings, policy_path), shadows=[load_policy(p) for p in shadows], **kw)
+
+
+def _surface(settings: Settings, poll: float | None) -> Any:
+    from supervisor.surfaces.tmux import TmuxSurface
+
+    return TmuxSurface(settings.tmux_socket, poll_s=poll)
+
+
+def _printer(sup: Supervisor, *, quiet: bool = False) -> None:
+    """Print answers, pauses, resumes and run ends as they are journaled."""
+
+    def on_journal(runner: PaneRunner, ev: Event) -> None:
+        p = ev.payload
+        pane = runner.pane_id
+        stamp = dt.datetime.fromtimestamp(ev.at).strftime("%H:%M:%S")
+        if ev.kind == "action" and p.get("delivered") and p.get("confirmed") is None:
+            console.print(f"{stamp} {pane} [green]sent[/] {' '.join(p.get('keys') or [])}")
+        elif ev.kind == "pause":
+            console.print(f"{stamp} {pane} [bold red]PAUSED[/] {p.get('pause_reason')}\n"
+                          f"         next: {p.get('next_action')}")
+        elif ev.kind == "resume":
+            console.print(f"{stamp} {pane} [cyan]resumed[/] ({p.get('state')})")
+        elif ev.kind == "friction" and p.get("kind") in ("human_keystrokes", "answer_not_taken", "stall"):
+            console.print(f"{stamp} {pane} [yellow]{p.get('kind')}[/] {p.get('detail')}")
+        elif ev.kind == "run_ended":
+            console.print(f"{stamp} {pane} run {runner.run_id} ended: [bold]{p.get('outcome')}[/]"
+                          + (f" (exit {p.get('exit_code')})" if p.get("exit_code") is not None else ""))
+        elif ev.kind == "run_started" and not quiet:
+            console.print(f"{stamp} {pane} supervising ({p.get('agent')}) as run {runner.run_id}")
+
+    sup.on_journal = on_journal
+
+
+def _exit_code(runners: list[PaneRunner], interrupted: bool) -> int:
+    if any(r.outcome == "escalated" for r in runners):
+        return EXIT_ESCALATED
+    if interrupted:
+        return EXIT_INTERRUPTED
+    outcomes = {r.outcome for r in runners}
+    if "exited" in outcomes:
+        return EXIT_AGENT_EXITED
+    if outcomes == {"finished"}:
+        return EXIT_OK
+    return EXIT_INTERRUPTED if "stopped" in outcomes else EXIT_OK
+
+
+def _supervise(sup: Supervisor, *, duration: float | None = None) -> bool:
+    """Run the loop in the foreground; Ctrl-C or SIGTERM stops it. True if interrupted."""
+    interrupted = False
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        sup.run(timeout=duration)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        sup.close()
+    return interrupted
+
+
+@click.command("run", context_settings={"ignore_unknown_options": True})
+@_policy_options
+@click.option("--session", default=None, help="Name of the tmux session to create (default: sv-XXXXXX).")
+@click.option("--exit-on-finish", is_flag=True, help="Send the agent's exit command once it has finished.")
+@click.option("--detach", is_flag=True,
+              help="Supervise from a background process and return at once (see `supervisor status`).")
+@click.option("--width", type=click.IntRange(20, 1000), default=120, show_default=True)
+@click.option("--height", type=click.IntRange(5, 500), default=40, show_default=True)
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Hold the run to this approved workflow spec (a draft is refused).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.pass_context
+def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
+            session: str | None, exit_on_finish: bool, detach: bool, width: int, height: int,
+            spec_path: Path | None, command: tuple[str, ...]) -> None:
+    """Start COMMAND in a new tmux session and supervise it until it finishes, exits or is stopped.
+
+    Exit code: 0 finished, 5 ended paused on an escalation, 6 the agent exited, 130 interrupted.
+    Example: supervisor run -- claude
+    """
+    settings = settings_from(ctx).ensure()
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UsageError("no command given", "put it after --, e.g. `supervisor run -- claude`")
+    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish, command=list(command))
+    from supervisor.workflow.live import load_runnable_spec, make_supervisor
+
+    if spec_path is not None:
+        load_runnable_spec(spec_path)  # refuse a draft before starting anything
+    surface = _surface(settings, poll)
+    name = session or f"sv-{os.urandom(3).hex()}"
+    pane = surface.new_session(name, list(command), width=width, height=height, cwd=os.getcwd())
+    if detach:
+        log = _detach(settings, pane.pane_id, policy_path, shadows, poll, exit_on_finish, spec_path)
+        console.print(f"started {shlex.join(command)} in tmux session {name} pane {pane.pane_id}; supervising in "
+                      f"the background (log {log}); `supervisor status` shows it; "
+                      f"watch it: {_tmux(settings)} attach -t {name}")
+        ctx.exit(EXIT_OK)
+    sup = make_supervisor(surface, settings, config, spec_path=spec_path, echo=console.print,
+                          socket=settings.tmux_socket)
+    _printer(sup, quiet=True)
+    runner = sup.add_pane(pane, command=list(command))
+    console.print(f"supervising [bold]{shlex.join(command)}[/] in tmux session {name} pane {pane.pane_id} "
+                  f"(run {runner.run_id}); watch it: {_tmux(settings)} attach -t {name}")
+    interrupted = _supervise(sup)
+    if runner.outcome in ("finished", "escalated", "stopped"):
+        console.print(f"the agent is still in tmux session {name}: {_tmux(settings)} attach -t {name}")
+    ctx.exit(_exit_code([runner], interrupted))
+
+
+def _detach(settings: Settings, pane_id: str, policy_path: Path | None, shadows: tuple[Path, ...],
+            poll: float | None, exit_on_finish: bool, spec_path: Path | None) -> Path:
+    """Start ``supervisor attach PANE`` as a background process in a session of its own."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "supervisor", "--home", str(settings.home)]
+    if settings.tmux_socket:
+        args += ["--socket", settings.tmux_socket]
+    args.append("attach")
+    if policy_path is not None:
+        args += ["--policy", str(policy_path.resolve())]
+    for sh in shadows:
+        args += ["--shadow", str(sh.resolve())]
+    if poll:
+        args += ["--poll", str(poll)]
+    if exit_on_finish:
+        args.append("--exit-on-finish")
+    if spec_path is not None:
+        args += ["--spec", str(spec_path.resolve())]
+    args.append(pane_id)
+    logs = settings.home / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"supervise-{pane_id.lstrip('%')}-{int(time.time())}.log"
+    with open(log, "ab") as fh:
+        subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh, start_new_session=True,
+                         env=dict(os.environ))
+    return log
+
+
+@click.command("attach")
+@_policy_options
+@click.option("--exit-on-finish", is_flag=True, help="Send the agent's exit command once it has finished.")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Hold the run to this approved workflow spec (a draft is refused).")
+@click.option("--run-id", default=None, help="With --spec: continue this run from its journal (after a crash).")
+@click.argument("panes", nargs=-1, required=True)
+@click.pass_context
+def attach_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
+               exit_on_finish: bool, spec_path: Path | None, run_id: str | None, panes: tuple[str, ...]) -> None:
+    """Supervise panes that already run an agent (tmux pane ids like %3, or session:window.pane)."""
+    settings = settings_from(ctx).ensure()
+    if run_id is not None and (spec_path is None or len(panes) != 1):
+        raise UsageError("--run-id needs --spec and exactly one pane", "e.g. `supervisor attach %3 --spec S.yaml "
+                         "--run-id RUN`, or `supervisor runs resume RUN`")
+    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish)
+    from supervisor.workflow.live import make_supervisor
+
+    surface = _surface(settings, poll)
+    infos = [_find_pane(surface, settings, p) for p in panes]
+    sup = make_supervisor(surface, settings, config, spec_path=spec_path, run_id=run_id, echo=console.print,
+                          socket=settings.tmux_socket)
+    _printer(sup)
+    runners = [sup.add_pane(i) for i in infos]
+    interrupted = _supervise(sup)
+    ctx.exit(_exit_code(runners, interrupted))
+
+
+def _find_pane(surface: Any, settings: Settings, target: str) -> Any:
+    try:
+        if target.startswith("%"):
+            return surface.pane_info(target)
+        lines = surface.cmd("display-message", "-p", "-t", target, "#{pane_id}")
+        return surface.pane_info(lines[0].strip() if lines else target)
+    except PaneGone as exc:
+        if "not running" in exc.message:
+            raise
+        raise PaneGone(f"pane {target} not found on {_tmux(settings)}",
+                       f"list panes with `{_tmux(settings)} list-panes -a`, or pass --socket NAME",
+                       subcommand=exc.subcommand) from exc
+
+
+def discover_agent_panes(surface: Any, policy: Policy, callback: Any = None) -> Iterator[Any]:
+    """Every live pane on the server that runs a known agent: by foreground command or title,
+    else by what its screen shows (the classifier names an agent that is not a plain shell)."""
+    from supervisor.classify import classify
+    from supervisor.screen import make_screen
+
+    if callback is not None:
+        surface.watch_all(callback)
+    for info in surface.list_panes():
+        if info.dead:
+            continue
+        if guess_agent(info) != "unknown":
+            yield info
+            continue
+        try:
+            raw = surface.capture(info.pane_id)
+        except PaneGone:
+            continue
+        screen = make_screen(raw.text, width=info.width, height=info.height, title=info.title,
+                             current_command=info.current_command)
+        if classify(screen, policy).agent not in ("unknown", "shell"):
+            yield info
+
+
+@click.command("watch")
+@_policy_options
+@click.option("--exit-on-finish", is_flag=True, help="Send the agent's exit command once it has finished.")
+@click.option("--duration", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
+              help="Stop after this long (for scripts and CI); default: until Ctrl-C.")
+@click.argument("panes", nargs=-1)
+@click.pass_context
+def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
+              exit_on_finish: bool, duration: float | None, panes: tuple[str, ...]) -> None:
+    """Supervise every pane on the tmux server that runs a known agent (or just PANES), picking up
+    new agent panes as they appear. One process, one run per pane."""
+    settings = settings_from(ctx).ensure()
+    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish)
+    surface = _surface(settings, poll)
+    sup = Supervisor(surface, settings, config, socket=settings.tmux_socket, renew_finished=True)
+    _printer(sup)
+    if panes:
+        for p in panes:
+            sup.add_pane(_find_pane(surface, settings, p))
+        sup.discover = None
+    else:
+        sup.discover = lambda: discover_agent_panes(surface, config.policy, sup._enqueue)
+        # Without a server (or in poll mode) there is nothing to listen to: look now and then.
+        # (With control clients attached, tmux tells us about new windows, panes and sessions.)
+        sup.rescan_every = max(poll or 0.0, 5.0) if poll or not surface.server_alive() else None
+        found = sup.scan()
+        console.print(f"watching {_tmux(settings)}: {len(found)} agent pane(s)"
+                      + (f" ({', '.join(r.pane_id for r in found)})" if found else "") + "; Ctrl-C to stop")
+    interrupted = _supervise(sup, duration=duration)
+    runners = sup.ended
+    if interrupted:
+        ctx.exit(EXIT_ESCALATED if any(r.outcome == "escalated" for r in runners) else EXIT_INTERRUPTED)
+    ctx.exit(EXIT_ESCALATED if any(r.outcome == "escalated" for r in runners) else EXIT_OK)
+
+
+def _pid_alive(pid: int | None, host: str | None) -> bool | None:
+    if not pid or host != socketlib.gethostname():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _first_event(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            line = fh.readline()
+        return json.loads(line) if line.endswith(b"\n") else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def live_runs(settings: Settings, *, include_ended: bool = False) -> list[dict[str, Any]]:
+    """Runs as their journals tell them: state, paused, pause_reason, next_action, and whether the
+    supervising process is still alive (``supervisor_alive``; None when it runs on another host)."""
+    from supervisor.runlog import list_runs
+
+    rows = []
+    for r in list_runs(settings.journals_dir):
+        if r.outcome is not None and not include_ended:
+            continue
+        first = _first_event(Path(r.journal_path)).get("payload", {})
+        row = r.to_dict()
+        row["session"] = first.get("session")
+        row["host"] = first.get("host")
+        row["supervisor_pid"] = first.get("pid")
+        row["supervisor_alive"] = _pid_alive(first.get("pid"), first.get("host")) if r.outcome is None else False
+        row["age_s"] = round(time.time() - (r.last_event_at or time.time()), 1)
+        rows.append(row)
+    return rows
+
+
+@click.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--all", "include_ended", is_flag=True, help="Include runs that have ended.")
+@click.pass_context
+def status_cmd(ctx: click.Context, as_json: bool, include_ended: bool) -> None:
+    """Live runs from their journals: pane, agent, state, paused, why, and the next action."""
+    settings = settings_from(ctx)
+    rows = live_runs(settings, include_ended=include_ended)
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        console.print("no live runs" + ("" if include_ended else " (--all shows ended ones)"))
+        return
+    from rich.table import Table
+
+    table = Table(title="supervised runs")
+    for col in ("run_id", "pane", "agent", "state", "paused", "next action", "age"):
+        table.add_column(col, overflow="fold", max_width=60)
+    for r in rows:
+        state = r["outcome"] or r["state"] or "-"
+        if r["outcome"] is None and r["supervisor_alive"] is False:
+            state += " (supervisor gone)"
+        table.add_row(r["run_id"], r["pane_id"] or "-", r["agent"] or "-", state,
+                      f"[red]{r['pause_reason']}[/]" if r["paused"] else "no", r["next_action"] or "",
+                      f"{r['age_s']:.0f}s")
+    console.print(table)
+    paused = [r for r in rows if r["paused"] and r["outcome"] is None]
+    if paused:
+        err_console.print(f"[bold red]{len(paused)} run(s) paused and waiting for you[/]")
+
+
+COMMANDS = [run_cmd, attach_cmd, watch_cmd, status_cmd]

@@ -1,0 +1,170 @@
+"""``python -m supervisor.demo`` (``make demo``): the supervisor at work in under a minute.
+
+Two scripted agents run in a private tmux server, supervised by one process:
+
+* a Claude-style session: a trust dialog and tool/edit permissions are answered; a force push
+  is escalated, and the demo then plays the human who declines it in the pane, so supervision
+  resumes by itself; the agent finishes and the finish is detected;
+* an aider-style session: a y/n question is answered; ``rm -rf`` of the home folder is
+  escalated and left paused, so that run ends ``escalated`` and waits for a human.
+
+Everything is journaled and synced into the warehouse; a summary says where to look next.
+Non-interactive (fine for CI); the private tmux server is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from supervisor.policy import Policy, baseline_policy
+from supervisor.runner import PaneRunner, RunConfig, Supervisor
+from supervisor.settings import Settings
+
+CLAUDE_SCRIPT: dict[str, Any] = {
+    "style": "claude",
+    "cwd": "/home/dev/shop",
+    "steps": [
+        {"prompt": {"id": "trust", "kind": "trust_files"}},
+        {"say": "I'll start by running the test suite to see what fails."},
+        {"spinner": {"seconds": 1.0, "verb": "Reading files"}},
+        {"prompt": {"id": "tests", "kind": "bash", "command": "npm test", "description": "Run the test suite"}},
+        {"spinner": {"seconds": 1.0, "verb": "Running tests"}},
+        {"say": "Two tests fail in cart.ts: the discount is applied twice. Fixing it."},
+        {"prompt": {"id": "edit", "kind": "edit", "file": "src/cart.ts"}},
+        {"spinner": {"seconds": 0.8, "verb": "Editing"}},
+        {"say": "Fixed. Now I'll publish the branch."},
+        {"prompt": {"id": "push", "kind": "bash", "command": "git push --force origin main",
+                    "description": "Force-push the fix to main",
+                    "on_decline": [{"say": "Understood, I won't push. The fix is committed locally."}]}},
+        {"spinner": {"seconds": 0.6, "verb": "Summarizing"}},
+        {"say": "Done: the discount bug is fixed and all 14 tests pass."},
+        {"done": {"seconds": 120}},
+    ],
+}
+
+AIDER_SCRIPT: dict[str, Any] = {
+    "style": "aider",
+    "cwd": "/home/dev/tools",
+    "steps": [
+        {"say": "Aider v0.86.0\nMain model: sonnet with diff edit format\nGit repo: .git with 42 files"},
+        {"prompt": {"id": "add", "kind": "yes_no", "question": "Add src/cleanup.py to the chat?"}},
+        {"spinner": {"seconds": 0.8, "verb": "Waiting for sonnet"}},
+        {"say": "To clear the caches I suggest this command:"},
+        {"prompt": {"id": "rm", "kind": "yes_no", "question": "Run shell command?", "command": "rm -rf ~/"}},
+        {"done": {"seconds": 120}},
+    ],
+}
+
+
+def demo_policy() -> Policy:
+    """The baseline with the finish re-check shortened so the demo ends quickly."""
+    pol = baseline_policy().model_copy(deep=True)
+    pol.timing.recheck_s = 1.0
+    pol.name = "baseline (demo timing)"
+    return pol
+
+
+def _write(folder: Path, name: str, script: dict[str, Any]) -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(script, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m supervisor.demo", description=__doc__.splitlines()[0])
+    ap.add_argument("--home", type=Path, default=None, help="supervisor home (default: $SUPERVISOR_HOME)")
+    ap.add_argument("--keep", action="store_true", help="leave the private tmux server running afterwards")
+    args = ap.parse_args(argv)
+
+    from supervisor.surfaces.tmux import TmuxSurface
+
+    settings = Settings().with_overrides(home=args.home).ensure()
+    socket = f"sv-demo-{os.getpid()}"
+    work = Path(tempfile.mkdtemp(prefix="sv-demo-"))
+    surface = TmuxSurface(socket)
+    py = sys.executable
+    claude_pane = surface.new_session("claude-demo", [py, "-m", "supervisor.demo_agent",
+                                                      str(_write(work, "claude", CLAUDE_SCRIPT)),
+                                                      "--record", str(work / "claude.jsonl")], width=110, height=32)
+    aider_pane = surface.new_session("aider-demo", [py, "-m", "supervisor.demo_agent",
+                                                    str(_write(work, "aider", AIDER_SCRIPT)),
+                                                    "--record", str(work / "aider.jsonl")], width=110, height=32)
+    sup = Supervisor(surface, settings, RunConfig(policy=demo_policy()), socket=socket)
+    t0 = time.time()
+    human_done = {"claude": False}
+    claude: PaneRunner | None = None
+
+    def on_journal(runner: PaneRunner, ev: Any) -> None:
+        p = ev.payload
+        who = "claude-style" if runner is claude else "aider-style "
+        at = f"{ev.at - t0:5.1f}s"
+        if ev.kind == "action" and p.get("delivered") and p.get("confirmed") is None:
+            _say(f"{at} {who} answered with {' '.join(p['keys'])}")
+        elif ev.kind == "pause":
+            _say(f"{at} {who} ESCALATED: {p['pause_reason']}\n{'':7}next: {p['next_action']}")
+        elif ev.kind == "resume":
+            _say(f"{at} {who} resumed: the prompt is gone")
+        elif ev.kind == "run_ended":
+            _say(f"{at} {who} run ended: {p['outcome']}")
+        elif ev.kind == "notification" and p.get("ok"):
+            _say(f"{'':7}(shown in the pane with tmux display-message)")
+
+    sup.on_journal = on_journal
+    _say(f"demo: two scripted agents on a private tmux server (tmux -L {socket}), one supervisor\n")
+    claude = sup.add_pane(claude_pane)
+    aider = sup.add_pane(aider_pane)
+
+    def until() -> bool:
+        # Play the human for the Claude-style session: decline the escalated force push.
+        screen = claude.last_screen.text if claude.last_screen is not None else ""
+        if claude.state.paused and "git push --force" in screen and not human_done["claude"]:
+            human_done["claude"] = True
+            _say(f"{time.time() - t0:5.1f}s human        declines the force push in the pane (tmux send-keys 3)")
+            surface.send_keys(claude.pane_id, ["3"])
+        # Finish once the Claude-style run is done and the aider-style one waits on its escalation.
+        return claude.done and aider.state.paused
+
+    try:
+        sup.run(until=until, timeout=50)
+    finally:
+        sup.close(final_sync=True)
+        if not args.keep:
+            surface.cmd("kill-server")
+    runs = [claude, aider]
+    _say("\nsummary")
+    for r, name in ((claude, "claude-style"), (aider, "aider-style")):
+        evs = r.journal.events()
+        count = {k: sum(1 for e in evs if e.kind == k) for k in ("observation", "decision", "pause", "friction")}
+        answered = sum(1 for e in evs if e.kind == "action" and e.payload.get("delivered")
+                       and e.payload.get("confirmed") is None)
+        _say(f"  {name}  run {r.run_id}  outcome={r.outcome}  answers={answered}  escalations={count['pause']}  "
+             f"observations={count['observation']}  friction={count['friction']}")
+    synced = sup.feeder.syncs
+    _say(f"\njournals: {settings.journals_dir}\nwarehouse: {settings.warehouse}"
+         + ("" if synced else "  (locked or unavailable: run `supervisor warehouse sync` later)"))
+    _say("\nlook further:\n"
+         "  supervisor runs\n"
+         f"  supervisor runs show {claude.run_id}\n"
+         "  supervisor warehouse sql \"select kind, count(*) from events group by kind order by 2 desc\"\n"
+         "  supervisor warehouse sql \"select run_id, kind, detail from friction order by occurred_at\"")
+    _say(f"\ndone in {time.time() - t0:.1f}s")
+    ok = claude.outcome == "finished" and aider.outcome == "escalated"
+    if not ok:
+        _say(f"demo did not go as planned: outcomes {[r.outcome for r in runs]}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

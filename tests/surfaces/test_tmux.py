@@ -1,0 +1,106 @@
+"""The tmux surface against a real tmux server on a private socket."""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+
+import pytest
+
+from supervisor.errors import PaneGone, SurfaceError
+from supervisor.surfaces.base import OutputEvent, Surface
+from supervisor.surfaces.tmux import TmuxSurface, parse_pane_line
+from tests.helpers import retry_until
+
+
+@pytest.fixture
+def surface(tmux_socket: str):
+    s = TmuxSurface(tmux_socket)
+    yield s
+    s.close()
+
+
+def test_is_a_surface(surface: TmuxSurface) -> None:
+    assert isinstance(surface, Surface)
+
+
+def test_session_capture_keys_and_info(surface: TmuxSurface) -> None:
+    pane = surface.new_session("work", ["cat"], width=90, height=20)
+    assert pane.pane_id.startswith("%") and pane.session == "work"
+    assert (pane.width, pane.height) == (90, 20)
+    surface.send_keys(pane.pane_id, ["hello", "Enter"])
+    retry_until(lambda: surface.capture(pane.pane_id).text.count("hello") == 2, 10, message="cat's echo")
+    surface.paste_text(pane.pane_id, "literal Enter text")
+    raw = retry_until(lambda: (r := surface.capture(pane.pane_id)) and "literal Enter text" in r.text and r, 10,
+                      message="the typed text on screen")
+    assert raw.text.splitlines()[:2] == ["hello", "hello"]  # cat echoes the line back
+    assert raw.info.current_command == "cat" and not raw.info.dead
+    assert [p.pane_id for p in surface.list_panes()] == [pane.pane_id]
+    assert surface.pane_info(pane.pane_id).cursor_y == 2
+
+
+def test_capture_with_scrollback(surface: TmuxSurface) -> None:
+    cmd = ["sh", "-c", "for i in $(seq 1 40); do echo line$i; done; exec cat"]
+    pane = surface.new_session("sb", cmd, width=80, height=10)
+    raw = retry_until(lambda: (r := surface.capture(pane.pane_id, scrollback=5)) and "line40" in r.text and r, 10,
+                      message="all lines printed")
+    assert raw.scrollback.splitlines() == [f"line{i}" for i in range(27, 32)]
+    assert raw.text.splitlines()[0] == "line32"
+    assert surface.capture(pane.pane_id).scrollback == ""
+
+
+def test_dead_pane_keeps_status(surface: TmuxSurface) -> None:
+    pane = surface.new_session("dies", ["sh", "-c", "exit 4"])
+    info = retry_until(lambda: (i := surface.pane_info(pane.pane_id)) and i.dead and i.dead_status is not None and i,
+                       10, message="the pane to be dead with a status")
+    assert info.dead_status == 4
+
+
+def test_display_message_reaches_show_messages(surface: TmuxSurface, tmux_socket: str) -> None:
+    pane = surface.new_session("msg", ["cat"])
+    events: queue.Queue[OutputEvent] = queue.Queue()
+    surface.watch([pane.pane_id], events.put)  # a control client is a client to show messages on
+    retry_until(lambda: surface.cmd("list-clients", "-F", "#{client_name}"), 10, message="a client")
+    surface.display_message(pane.pane_id, "paused: need a human", ms=1000)
+    log = subprocess.run(["tmux", "-L", tmux_socket, "show-messages"], capture_output=True, text=True).stdout
+    assert "paused: need a human" in log
+
+
+def test_missing_pane_and_dead_server_raise_pane_gone(surface: TmuxSurface) -> None:
+    surface.new_session("x", ["cat"])
+    with pytest.raises(PaneGone) as exc:
+        surface.capture("%99")
+    assert exc.value.subcommand == "capture-pane"
+    with pytest.raises(PaneGone):
+        surface.pane_info("%99")
+    with pytest.raises(PaneGone):
+        surface.send_keys("%99", ["x"])
+    surface.cmd("kill-server")
+    with pytest.raises(PaneGone) as exc:
+        surface.pane_info("%0")
+    assert "not running" in exc.value.message and exc.value.fix
+    assert surface.list_panes() == []
+
+
+def test_other_errors_name_the_subcommand(surface: TmuxSurface) -> None:
+    surface.new_session("y", ["cat"])
+    with pytest.raises(SurfaceError) as exc:
+        surface.cmd("set-option", "-g", "no-such-option", "1")
+    assert exc.value.subcommand == "set-option" and "set-option" in exc.value.one_line()
+    assert not isinstance(exc.value, PaneGone)
+
+
+def test_poll_mode_emits_ticks(tmux_socket: str) -> None:
+    s = TmuxSurface(tmux_socket, poll_s=0.1)
+    try:
+        pane = s.new_session("p", ["cat"])
+        events: queue.Queue[OutputEvent] = queue.Queue()
+        s.watch([pane.pane_id], events.put)
+        ev = events.get(timeout=10)
+        assert ev.kind == "tick" and ev.pane_id == pane.pane_id
+    finally:
+        s.close()
+
+
+def test_parse_pane_line_rejects_garbage() -> None:
+    assert parse_pane_line("no separators here") is None

@@ -1,0 +1,96 @@
+"""The scripted agent: key parsing (pure) and real keystrokes through tmux."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from supervisor.demo_agent import parse_keys
+from supervisor.surfaces.tmux import TmuxSurface
+from tests.helpers import retry_until
+from tests.live_helpers import REPO, agent_command, answers, read_record, write_script
+
+
+def test_parse_keys() -> None:
+    assert parse_keys(b"1") == ["1"]
+    assert parse_keys(b"\x1b[B\r") == ["Down", "Enter"]
+    assert parse_keys(b"\x1b") == ["Escape"]
+    assert parse_keys("y❯".encode()) == ["y", "❯"]
+    assert parse_keys(b"\x7f\t\x03") == ["BSpace", "Tab", "C-c"]
+
+
+@pytest.fixture
+def surface(tmux_socket: str):
+    s = TmuxSurface(tmux_socket)
+    yield s
+    s.close()
+
+
+def _screen(surface: TmuxSurface, pane: str) -> str:
+    return surface.capture(pane).text
+
+
+def test_menu_prompt_records_keys_and_choice(surface: TmuxSurface, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [
+        {"prompt": {"id": "p1", "kind": "bash", "command": "npm test", "on_decline": [{"say": "Declined."}]}},
+        {"exit": {"code": 0}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    pane = surface.new_session("a", agent_command(script, rec), width=100, height=30, cwd=str(REPO)).pane_id
+    text = retry_until(lambda: (t := _screen(surface, pane)) and "Do you want to proceed?" in t and t, 20,
+                       message="the prompt")
+    assert "❯ 1. Yes" in text and "Esc to cancel · Tab to amend" in text and "npm test" in text
+    surface.send_keys(pane, ["Down", "Down"])
+    retry_until(lambda: "❯ 3. No" in _screen(surface, pane), 10, message="the highlight to move")
+    surface.send_keys(pane, ["Enter"])
+    retry_until(lambda: "p1" in answers(rec), 10, message="the answer")
+    a = answers(rec)["p1"]
+    assert a["choice"] == 2 and a["approved"] is False and a["keys"] == ["Down", "Down", "Enter"]
+    retry_until(lambda: any(r["event"] == "end" for r in read_record(rec)), 10, message="the end")
+    assert any(r["event"] == "say" and r["text"] == "Declined." for r in read_record(rec))
+
+
+def test_yes_no_prompt_takes_a_letter_then_enter(surface: TmuxSurface, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [
+        {"prompt": {"id": "yn", "kind": "yes_no", "question": "Run shell command?", "command": "make"}},
+        {"exit": {"code": 0}},
+    ], style="aider")
+    rec = tmp_path / "rec.jsonl"
+    pane = surface.new_session("b", agent_command(script, rec), width=100, height=30, cwd=str(REPO)).pane_id
+    retry_until(lambda: "(Y)es/(N)o/(D)on't ask again [Yes]:" in _screen(surface, pane), 20, message="the prompt")
+    surface.send_keys(pane, ["x", "Enter"])  # not an answer: asked again
+    retry_until(lambda: "Please answer with one of" in _screen(surface, pane), 10, message="the re-ask")
+    surface.send_keys(pane, ["n", "Enter"])
+    retry_until(lambda: "yn" in answers(rec), 10, message="the answer")
+    assert answers(rec)["yn"]["approved"] is False
+
+
+def test_exit_code_and_record_of_unexpected_keys(surface: TmuxSurface, tmp_path: Path, tmux_socket: str) -> None:
+    script = write_script(tmp_path, [{"spinner": {"seconds": 1.0}}, {"exit": {"code": 5}}])
+    rec = tmp_path / "rec.jsonl"
+    pane = surface.new_session("c", agent_command(script, rec), width=100, height=30, cwd=str(REPO)).pane_id
+    retry_until(lambda: "esc to interrupt" in _screen(surface, pane), 20, message="the spinner")
+    surface.send_keys(pane, ["z"])
+    info = retry_until(lambda: (i := surface.pane_info(pane)) and i.dead and i.dead_status is not None and i, 20,
+                       message="the agent to exit")
+    assert info.dead_status == 5
+    assert any(r["event"] == "keys" and r["keys"] == ["z"] and r["during"] == "spinner" for r in read_record(rec))
+
+
+def test_random_mode_records_draw_and_answer_times(surface: TmuxSurface, tmp_path: Path) -> None:
+    import sys
+
+    rec = tmp_path / "rec.jsonl"
+    cmd = [sys.executable, "-m", "supervisor.demo_agent", "--random", "2", "--gap", "0.1", "0.2", "--record", str(rec)]
+    pane = surface.new_session("d", cmd, width=100, height=30, cwd=str(REPO)).pane_id
+    for n in range(2):
+        retry_until(lambda n=n: any(r["event"] == "drawn" and r["id"] == f"r{n}" for r in read_record(rec)), 20,
+                    message=f"prompt r{n}")
+        keys = ["y"] if "(y)" in _screen(surface, pane) else ["1"]
+        surface.send_keys(pane, keys)
+        retry_until(lambda n=n: f"r{n}" in answers(rec), 10, message=f"answer r{n}")
+    got = answers(rec)
+    assert all(got[k]["answered_at"] >= 0 for k in got)
+    subprocess.run(["tmux", "-L", surface.socket or "", "kill-server"], check=False)

@@ -1,0 +1,341 @@
+"""The live runner end to end: the scripted agent in real tmux (private socket per test), the
+real control-mode surface, the real classifier and decide, real journals."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from supervisor.runner import RunConfig, Supervisor
+from supervisor.settings import Settings
+from supervisor.surfaces.tmux import TmuxSurface
+from tests.helpers import retry_until
+from tests.live_helpers import (
+    LiveHarness,
+    agent_command,
+    answers,
+    events,
+    fast_policy,
+    read_record,
+    write_script,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def harness(tmux_socket: str, sv_home: Path):
+    made: list[LiveHarness] = []
+
+    def make(**kw):
+        h = LiveHarness(tmux_socket, sv_home, **kw)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.stop()
+
+
+def test_answers_prompts_in_each_style(harness, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [
+        {"say": "Let me look around."},
+        {"spinner": {"seconds": 0.3, "verb": "Reading files"}},
+        {"prompt": {"id": "bash", "kind": "bash", "command": "npm test", "description": "Run the tests"}},
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "edit", "kind": "edit", "file": "src/app.py"}},
+        {"prompt": {"id": "yn", "kind": "yes_no", "question": "Add src/app.py to the chat?"}},
+        {"prompt": {"id": "codex", "kind": "codex_exec", "command": "pytest -q", "description": "run tests"}},
+        {"say": "All done."},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness()
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 60, message=lambda: f"run to end; record={read_record(rec)[-3:]}")
+    got = answers(rec)
+    assert set(got) == {"bash", "edit", "yn", "codex"}
+    for pid in got:
+        assert got[pid]["approved"] is True, got[pid]
+    # never a "don't ask again" option: the first (plain Yes) option every time
+    assert all(got[p]["choice"] == 0 for p in got), got
+    assert got["yn"]["keys"][-1] == "Enter"  # aider style: a letter, then Enter
+    assert runner.outcome == "finished"
+    kinds = [e.kind for e in events(runner)]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_ended"
+    acts = [e.payload for e in events(runner, "action")]
+    assert any(a["delivered"] is False for a in acts) and any(a.get("confirmed") is True for a in acts)
+    started = events(runner, "run_started")[0].payload
+    for key in ("run_id", "command", "pane_id", "session", "policy_id", "shadow_policy_ids", "agent", "cwd", "host",
+                "package_version"):
+        assert key in started
+
+
+def test_dangerous_prompt_escalates_then_human_resolves(harness, tmp_path: Path, tmux_socket: str) -> None:
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "danger", "kind": "bash", "command": "rm -rf /tmp/proj/src",
+                    "description": "Remove the old sources"}},
+        {"spinner": {"seconds": 0.3}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness()
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: events(runner, "pause"), 30, message="a pause event")
+    pause = events(runner, "pause")[0].payload
+    assert pause["pause_reason"] and pause["next_action"]
+    assert runner.state.paused
+    risky = [e.payload["observation"]["prompt"]["risk"] for e in events(runner, "observation")
+             if e.payload["observation"]["state"] == "asking"]
+    assert risky and risky[0]["level"] == "dangerous", risky
+    note = retry_until(lambda: events(runner, "notification"), 10, message="the display-message notification")
+    assert note[0].payload["ok"] is True
+    msgs = subprocess.run(["tmux", "-L", tmux_socket, "show-messages"], capture_output=True, text=True).stdout
+    assert "supervisor paused" in msgs
+    # nothing was approved: no keys went to the pane
+    assert not [e for e in events(runner, "action")]
+    assert "danger" not in answers(rec)
+    retry_until(lambda: "escalation" in [e.payload["kind"] for e in events(runner, "friction")], 10,
+                message="escalation friction")
+    # the human declines in the pane; supervision resumes by itself
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "3"], check=True)
+    retry_until(lambda: events(runner, "resume"), 30, message="a resume event")
+    assert answers(rec)["danger"]["approved"] is False
+    retry_until(lambda: runner.done, 30, message="the run to finish")
+    assert runner.outcome == "finished"
+
+
+def test_human_typing_is_noticed_and_not_fought(harness, tmp_path: Path, tmux_socket: str) -> None:
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"say": "What next?"},
+        {"idle": {"id": "ask"}},
+        {"prompt": {"id": "p1", "kind": "bash", "command": "make lint"}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness(policy=fast_policy(recheck_s=60.0))  # idle must not count as finished here
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: [e for e in events(runner, "observation") if e.payload["observation"]["state"] == "idle"
+                         and "What next?" in e.payload["screen"]["text"]], 30, message="the idle input box")
+
+    def tmux(*args: str) -> None:
+        subprocess.run(["tmux", "-L", tmux_socket, *args], check=True)
+
+    tmux("send-keys", "-t", runner.pane_id, "-l", "please lint")
+    retry_until(lambda: [e for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"], 30,
+                message="human_keystrokes friction")
+    tmux("send-keys", "-t", runner.pane_id, "Enter")
+    retry_until(lambda: any(r["event"] == "prompt_shown" and r["id"] == "p1" for r in read_record(rec)), 30,
+                message="the prompt to be shown")
+    # the supervisor sees the prompt but keeps its hands off while the human is active
+    retry_until(lambda: [e for e in events(runner, "decision") if e.payload["decision"]["rule"] == "human-active"],
+                30, message="a hands-off decision")
+    assert not events(runner, "action")
+    tmux("send-keys", "-t", runner.pane_id, "1")
+    retry_until(lambda: "p1" in answers(rec), 20, message="the human's answer")
+    assert answers(rec)["p1"]["keys"] == ["1"]
+    assert not events(runner, "action")
+    assert len([e for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"]) == 1
+
+
+def test_stall_is_recorded_then_escalated(harness, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 60, "animate": False, "verb": "Compiling"}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    pol = fast_policy(stall_timeout_s=1.0)
+    pol.budgets.max_stalls = 1
+    h = harness(policy=pol)
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: [e for e in events(runner, "friction") if e.payload["kind"] == "stall"], 30,
+                message="stall friction")
+    retry_until(lambda: events(runner, "pause"), 30, message="the stall to be escalated")
+    stall_decisions = [e for e in events(runner, "decision") if e.payload["decision"]["rule"] == "stall"]
+    assert [d.payload["decision"]["kind"] for d in stall_decisions][:2] == ["wait", "escalate"]
+    assert len([e for e in events(runner, "friction") if e.payload["kind"] == "stall"]) >= 1
+
+
+def test_finish_confirmed_and_exit_on_finish(harness, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.4}},
+        {"say": "Implemented the feature; tests pass."},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness(exit_on_finish=True)
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 30, message="the run to finish")
+    assert runner.outcome == "finished"
+    decisions = [e.payload["decision"] for e in events(runner, "decision")]
+    assert decisions[-1]["kind"] == "finish"
+    idle = [e for e in events(runner, "observation") if e.payload["observation"]["state"] == "idle"]
+    assert len(idle) >= 2
+    retry_until(lambda: any(r["event"] == "input" and r["text"] == "/exit" for r in read_record(rec)), 20,
+                message="the exit command to arrive")
+    exit_actions = [e.payload for e in events(runner, "action") if e.payload["kind"] == "exit_agent"]
+    assert exit_actions and exit_actions[0]["keys"] == ["/exit", "Enter"]
+
+
+def test_dead_pane_ends_run_as_exited(harness, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [{"spinner": {"seconds": 0.5}}, {"exit": {"code": 3}}])
+    rec = tmp_path / "rec.jsonl"
+    h = harness()
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 30, message="the run to end")
+    assert runner.outcome == "exited"
+    ended = events(runner, "run_ended")[0].payload
+    assert ended["outcome"] == "exited" and ended["exit_code"] == 3, ended
+
+
+def test_shadow_policies_decide_but_never_act(harness, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "p1", "kind": "bash", "command": "npm test"}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    cautious = fast_policy()
+    cautious.name = "cautious"
+    cautious.answers.rules = [r for r in cautious.answers.rules if r.then == "escalate"]
+    h = harness(shadows=[cautious])
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 30, message="the run to finish")
+    shadow = [e.payload for e in events(runner, "shadow_decision")]
+    observations = events(runner, "observation")
+    assert len(shadow) == len(observations)
+    assert {s["shadow_policy_id"] for s in shadow} == {cautious.policy_id}
+    assert any(s["decision"]["kind"] == "escalate" for s in shadow)
+    assert answers(rec)["p1"]["approved"] is True  # the acting policy answered
+    assert not events(runner, "pause")  # the shadow's escalation was never executed
+    assert events(runner, "run_started")[0].payload["shadow_policy_ids"] == [cautious.policy_id]
+
+
+def test_fleet_of_three_panes_including_one_started_later(tmux_socket: str, sv_home: Path, tmp_path: Path) -> None:
+    import threading
+
+    from supervisor.cli.live_cmds import discover_agent_panes
+
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.5}},
+        {"prompt": {"id": "p1", "kind": "bash", "command": "npm test"}},
+        {"spinner": {"seconds": 0.3}},
+        {"done": {"seconds": 30}},
+    ])
+    surface = TmuxSurface(tmux_socket)
+    recs = [tmp_path / f"rec{i}.jsonl" for i in range(3)]
+    surface.new_session("a", agent_command(script, recs[0]), width=100, height=30)
+    surface.new_session("b", agent_command(script, recs[1]), width=100, height=30)
+    settings = Settings(home=sv_home)
+    sup = Supervisor(surface, settings, RunConfig(policy=fast_policy()), socket=tmux_socket)
+    sup.discover = lambda: discover_agent_panes(surface, sup.config.policy, sup._enqueue)
+    retry_until(lambda: len(list(sup.discover())) == 2, 20, message="two agent panes")
+    sup.scan()
+    t = threading.Thread(target=lambda: sup.run(timeout=90), daemon=True)
+    t.start()
+    try:
+        # a third agent appears in a new window of an existing session, after the supervisor started
+        surface.cmd("new-window", "-d", "-t", "a", " ".join(agent_command(script, recs[2])))
+        retry_until(lambda: all("p1" in answers(r) for r in recs), 60,
+                    message=lambda: f"all three answered: {[list(answers(r)) for r in recs]}")
+        retry_until(lambda: len([r for r in sup.runners.values() if r.outcome == "finished"]) == 3, 60,
+                    message="three finished runs")
+        assert len({r.run_id for r in sup.runners.values()}) == 3
+    finally:
+        sup.stop()
+        t.join(timeout=20)
+        sup.close(final_sync=False)
+
+
+def test_answer_not_taken_strikes_then_escalates(harness, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "stuck", "kind": "bash", "command": "make", "ignore": 100}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    pol = fast_policy(confirm_timeout_s=0.8)
+    pol.budgets.cooldown_s = 0.5
+    pol.budgets.strike_limit = 2
+    h = harness(policy=pol)
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: events(runner, "pause"), 40, message="the strike guard to escalate")
+    not_taken = [e for e in events(runner, "friction") if e.payload["kind"] == "answer_not_taken"]
+    assert len(not_taken) == 2
+    sent = [e.payload for e in events(runner, "action") if e.payload["delivered"] and e.payload["confirmed"] is None]
+    assert len(sent) == 2  # two tries, then hands off
+    assert [a["confirmed"] for a in (e.payload for e in events(runner, "action")) if a["confirmed"] is not None] \
+        == [False, False]
+    assert events(runner, "pause")[0].payload["rule"] == "strike-guard"
+    ignored = [r for r in read_record(rec) if r["event"] == "ignored"]
+    assert len(ignored) == 2
+
+
+def test_same_prompt_again_is_repeated_prompt_friction(harness, tmp_path: Path) -> None:
+    prompt = {"kind": "bash", "command": "npm test", "description": "Run the tests"}
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "first", **prompt}},
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "again", **prompt}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness()
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 30, message="the run to finish")
+    assert set(answers(rec)) == {"first", "again"}
+    assert [e for e in events(runner, "friction") if e.payload["kind"] == "repeated_prompt"]
+    assert not events(runner, "pause")
+
+
+def test_poll_fallback_answers_too(harness, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "p1", "kind": "bash", "command": "npm test"}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness(poll_s=0.3)
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 40, message="the run to finish")
+    assert answers(rec)["p1"]["approved"] is True
+    assert runner.outcome == "finished"
+    assert {e.payload["trigger"] for e in events(runner, "observation")} & {"poll", "timer"}
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux `script` to attach a real tmux client")
+def test_keys_from_an_attached_tmux_client_are_the_human(harness, tmp_path: Path, tmux_socket: str) -> None:
+    """A real `tmux attach` client (under `script`, which gives it a terminal) types into the pane."""
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"say": "What next?"},
+        {"idle": {"id": "ask"}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness(policy=fast_policy(recheck_s=60.0))
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: [e for e in events(runner, "observation") if "What next?" in e.payload["screen"]["text"]],
+                30, message="the idle input box")
+    client = subprocess.Popen(["script", "-q", "-c", f"tmux -L {tmux_socket} attach -t {runner.pane.session}",
+                               "/dev/null"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        retry_until(lambda: subprocess.run(["tmux", "-L", tmux_socket, "list-clients", "-F", "#{client_control_mode}"],
+                                           capture_output=True, text=True).stdout.split().count("0"), 20,
+                    message="the human's client to attach")
+        assert client.stdin is not None
+        client.stdin.write(b"fix the flaky test")
+        client.stdin.flush()
+        got = retry_until(lambda: [e for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"],
+                          30, message="human_keystrokes friction")
+        assert got[0].payload["detail"] in ("input from an attached tmux client", "typing in the agent's input box")
+        assert runner.state.human_active_until > 0
+        assert not events(runner, "action")
+    finally:
+        client.kill()
+        client.wait(timeout=10)
