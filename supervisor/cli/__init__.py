@@ -82,7 +82,8 @@ def _register() -> None:
     # Groups added by later parts register themselves if present.
     import importlib
 
-    for name in ("live_cmds", "classify_cmds", "eval_cmds", "spec_cmds", "skill_cmds", "report_cmds"):
+    for name in ("live_cmds", "classify_cmds", "eval_cmds", "spec_cmds", "skill_cmds", "report_cmds",
+                 "runs_workflow_cmds"):
         try:
             mod = importlib.import_module(f"supervisor.cli.{name}")
         except ModuleNotFoundError as exc:

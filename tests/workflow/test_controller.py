@@ -1,0 +1,218 @@
+"""WorkflowController against a real tmux pane and a real journal: recovery of half-done work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from supervisor.journal import Journal
+from supervisor.models import Observation
+from supervisor.policy import Policy
+from supervisor.settings import Settings
+from supervisor.workflow import handoff
+from supervisor.workflow.controller import WorkflowController, submit_control
+from supervisor.workflow.spec import parse_spec
+from tests.helpers import retry_until
+from tests.workflow.e2e_helpers import SPEC3, start_agent
+
+IDLE = {"turns": [{"work_s": 0.1}], "intro": "ready"}
+
+
+def obs() -> Observation:
+    return Observation(screen_hash="x", state="idle")
+
+
+def make(tmp_path: Path, tmux_socket: str, sv_home: Path, script: dict) -> tuple:
+    s = start_agent(tmp_path, tmux_socket, script)
+    spec = parse_spec(s.spec_path.read_text())
+    settings = Settings(home=sv_home, tmux_socket=tmux_socket).ensure()
+    retry_until(lambda: s.records("script_done"), 20)
+    return s, spec, settings
+
+
+@pytest.mark.parametrize("visible", [True, False])
+def test_intent_without_delivery_is_checked_against_the_screen(tmp_path: Path, tmux_socket: str, sv_home: Path,
+                                                               visible: bool) -> None:
+    """A crash between journaling a handoff's intent and its delivery: on restart the controller sends
+    it only if its marker is not on the screen."""
+    s, spec, settings = make(tmp_path, tmux_socket, sv_home, IDLE)
+    run_id = f"run_intent_{visible}"
+    j = Journal(settings.journal_path(run_id), run_id)
+    h = handoff.new_handoff("Continue with the next step: test", decision_id="dec1", run_id=run_id,
+                            pane_id=s.pane_id)
+    handoff.journal_intent(j, h)
+    if visible:  # it reached the pane before the crash
+        handoff.paste(s.surface, s.pane_id, h.text)
+        retry_until(lambda: len(s.instructions()) == 1, 20)
+    j.close()
+    j2 = Journal(settings.journal_path(run_id), run_id)
+    ctl = WorkflowController(spec, j2, s.surface, Policy(), settings, run_id, pane_id=s.pane_id,
+                             cwd=s.project)
+    try:
+        ctl.on_observation(obs(), None)
+        retry_until(lambda: len(s.instructions()) == 1, 20)
+        assert s.instructions()[0].endswith(h.marker)
+        acts = [e.payload for e in j2.events() if e.kind == "action"]
+        assert acts[-1]["confirmed"] is True and acts[-1]["action_id"] == h.action_id
+        assert any(a.get("recovered") for a in acts) == visible
+        assert ctl.state.interventions == 1
+        # a second restart finds everything delivered: nothing is sent again
+        ctl.close()
+        ctl2 = WorkflowController(spec, j2, s.surface, Policy(), settings, run_id, pane_id=s.pane_id)
+        ctl2.on_observation(obs(), None)
+        ctl2.close()
+        assert len(s.instructions()) == 1
+    finally:
+        ctl.close()
+        j2.close()
+
+
+def test_decided_but_never_sent_is_sent_once_after_restart(tmp_path: Path, tmux_socket: str,
+                                                           sv_home: Path) -> None:
+    s, spec, settings = make(tmp_path, tmux_socket, sv_home, IDLE)
+    run_id = "run_decided"
+    j = Journal(settings.journal_path(run_id), run_id)
+    ctl = WorkflowController(spec, j, None, Policy(), settings, run_id, cwd=s.project)  # no surface: cannot send
+    (s.project / "hello.py").write_text("print('hello')\n")
+    block = "<checkpoint>\ncheckpoint_seq: 1\nstatus: step_done\ncurrent_node: write\n</checkpoint>"
+    ctl.on_output(block)
+    retry_until(lambda: (ctl.tick(), ctl.state.awaiting_handoff)[1], 20)
+    ctl.close()
+    ctl2 = WorkflowController(spec, j, s.surface, Policy(), settings, run_id, pane_id=s.pane_id, cwd=s.project)
+    try:
+        ctl2.tick()
+        retry_until(lambda: len(s.instructions()) == 1, 20)
+        assert "next step: test" in s.instructions()[0]
+        assert ctl2.state.awaiting_handoff == {}
+        ctl2.on_output(block)  # the same block again: nothing new
+        ctl2.tick()
+        assert len(s.instructions()) == 1
+    finally:
+        ctl2.close()
+        j.close()
+
+
+def test_review_without_live_supervisor_goes_to_journal(tmp_path: Path, sv_home: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    spec = parse_spec(SPEC3)
+    run_id = "run_offline"
+    Journal(settings.journal_path(run_id), run_id).close()
+    assert submit_control(settings, run_id, "review", by="human") == "journal"
+    j = Journal(settings.journal_path(run_id), run_id)
+    ctl = WorkflowController(spec, j, None, Policy(), settings, run_id)
+    try:
+        assert ctl.state.reviewed_by("human")
+        # while this controller is live, requests go through the control folder and are journaled once
+        assert submit_control(settings, run_id, "stop") == "live"
+        ctl.tick()
+        ctl.tick()
+        assert ctl.stop_requested
+        assert sum(1 for e in j.events() if e.kind == "note" and e.payload.get("type") == "stop") == 1
+    finally:
+        ctl.close()
+        j.close()
+
+
+def test_malformed_checkpoint_is_recorded_and_never_raises(tmp_path: Path, sv_home: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    spec = parse_spec(SPEC3)
+    j = Journal(settings.journal_path("run_bad"), "run_bad")
+    ctl = WorkflowController(spec, j, None, Policy(), settings, "run_bad")
+    try:
+        for junk in ["<checkpoint></checkpoint>", "<checkpoint>status: [unclosed</checkpoint>",
+                     "<checkpoint>\x00\x01 binary ☃ </checkpoint>", "<checkpoint>checkpoint_seq: -3\nstatus: x"
+                     "</checkpoint>", "<checkpoint>" + "a: b\n" * 5000 + "</checkpoint>"]:
+            assert ctl.on_output(junk) == []
+        evs = [e.payload for e in j.events() if e.kind == "checkpoint"]
+        assert len(evs) == 5 and all(p["parse_error"] for p in evs)
+        assert ctl.state.malformed == 5
+    finally:
+        ctl.close()
+        j.close()
+
+
+def test_agent_restart_is_followed(tmp_path: Path, sv_home: Path) -> None:
+    """seq back to 1 after an agent restart: the new blocks are processed, the old ones never again."""
+    settings = Settings(home=sv_home).ensure()
+    spec = parse_spec(SPEC3)
+    (tmp_path / "hello.py").write_text("print('hello')\n")
+    j = Journal(settings.journal_path("run_restart"), "run_restart")
+    ctl = WorkflowController(spec, j, None, Policy(), settings, "run_restart", cwd=tmp_path)
+
+    def cp(seq: int, status: str, node: str, summary: str) -> str:
+        return (f"<checkpoint>\ncheckpoint_seq: {seq}\nstatus: {status}\ncurrent_node: {node}\n"
+                f"summary: {summary}\n</checkpoint>\n")
+
+    try:
+        old = cp(1, "working", "write", "starting") + cp(2, "step_done", "write", "wrote hello.py")
+        ctl.on_output(old)
+        retry_until(lambda: (ctl.tick(), ctl.state.node("write").status == "done")[1], 20)
+        after = old + cp(1, "working", "test", "restarted, picking up the tests")
+        ctl.on_output(after)
+        evs = [e.payload for e in j.events() if e.kind == "checkpoint"]
+        assert [(p["checkpoint"]["checkpoint_seq"], p["epoch"], p["restart"]) for p in evs] == [
+            (1, 0, False), (2, 0, False), (1, 1, True)]
+        ctl.on_output(after + cp(2, "step_done", "test", "tests pass"))
+        evs = [e.payload for e in j.events() if e.kind == "checkpoint"]
+        assert len(evs) == 4 and evs[-1]["epoch"] == 1 and not evs[-1]["restart"]
+    finally:
+        ctl.close()
+        j.close()
+
+
+def test_escalation_reaches_the_webhook(tmp_path: Path, sv_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.workflow.test_notify import SECRET, Receiver
+
+    rcv = Receiver()
+    monkeypatch.setenv("SUPERVISOR_WEBHOOK_URL", rcv.url)
+    monkeypatch.setenv("SUPERVISOR_WEBHOOK_SECRET", SECRET)
+    settings = Settings(home=sv_home).ensure()
+    j = Journal(settings.journal_path("run_hook"), "run_hook")
+    ctl = WorkflowController(parse_spec(SPEC3), j, None, Policy(), settings, "run_hook")
+    try:
+        ctl.on_output("<checkpoint>\ncheckpoint_seq: 1\nstatus: blocked\ncurrent_node: write\n"
+                      "needs: [the deploy key]\n</checkpoint>")
+        retry_until(lambda: rcv.accepted, 20)
+        [batch] = rcv.accepted
+        n = batch["notifications"][0]
+        assert n["kind"] == "escalation" and "the deploy key" in n["title"] and n["run_id"] == "run_hook"
+        assert "supervisor runs resume run_hook" in n["next_action"]
+        chans = {e.payload["channel"] for e in j.events() if e.kind == "notification"}
+        assert chans == {"jsonl", "webhook"}
+    finally:
+        ctl.close()
+        j.close()
+        rcv.close()
+
+
+def test_notify_then_ai_hands_the_agent_a_try_once(tmp_path: Path, tmux_socket: str, sv_home: Path) -> None:
+    s, spec, settings = make(tmp_path, tmux_socket, sv_home, IDLE)
+    pol = Policy.model_validate({"pause": {"mode": "notify_then_ai", "ai_after_s": 0.3}})
+    j = Journal(settings.journal_path("run_ai"), "run_ai")
+    ctl = WorkflowController(spec, j, s.surface, pol, settings, "run_ai", pane_id=s.pane_id, cwd=s.project)
+    try:
+        ctl.on_output("<checkpoint>\ncheckpoint_seq: 1\nstatus: blocked\ncurrent_node: write\n"
+                      "needs: [a name for the file]\n</checkpoint>")
+        assert ctl.paused and s.instructions() == []
+        retry_until(lambda: (ctl.tick(), len(s.instructions()) == 1)[1], 20)
+        text = s.instructions()[0]
+        assert "No human has answered yet about step write" in text and "a name for the file" in text
+        for _ in range(5):  # once per pause, however long it lasts
+            ctl.tick()
+        assert len(s.instructions()) == 1
+        d = [e.payload for e in j.events() if e.kind == "decision" and e.payload.get("rule") == "workflow:notify_then_ai"]
+        assert len(d) == 1 and d[0]["trigger_id"] and d[0]["handoff_kind"] == "unblock"
+    finally:
+        ctl.close()
+        j.close()
+    # notify_only (the default) never does this
+    j2 = Journal(settings.journal_path("run_ai2"), "run_ai2")
+    ctl2 = WorkflowController(spec, j2, s.surface, Policy(), settings, "run_ai2", pane_id=s.pane_id)
+    try:
+        ctl2.on_output("<checkpoint>\ncheckpoint_seq: 1\nstatus: blocked\ncurrent_node: write\n</checkpoint>")
+        ctl2.tick()
+        assert not [e for e in j2.events() if e.kind == "action"]
+    finally:
+        ctl2.close()
+        j2.close()
