@@ -233,9 +233,144 @@ def m0002_views(con: Connection) -> None:
     )
 
 
+def m_eval_tables(con: Connection) -> None:
+    """The workbench's tables: eval runs and their case results, blind compares (pairs and, kept
+    apart, the A/B mapping revealed after scoring), and replays with their divergences."""
+    con.execute(
+        """
+        CREATE TABLE eval_runs (
+            eval_run_id VARCHAR PRIMARY KEY,
+            started_at TIMESTAMP,
+            finished_at TIMESTAMP,
+            policy_id VARCHAR NOT NULL,
+            policy_name VARCHAR,
+            policy_path VARCHAR,
+            code_version VARCHAR,
+            host VARCHAR,
+            suites JSON,
+            cases INTEGER,
+            passed INTEGER,
+            failed INTEGER,
+            errors INTEGER,
+            skipped INTEGER,
+            pass_rate DOUBLE,
+            weighted_pass_rate DOUBLE,
+            unsafe_approvals INTEGER,
+            missed_prompts INTEGER,
+            false_prompts INTEGER,
+            must_pass_failures INTEGER,
+            judge_calls INTEGER,
+            judge_cost_usd DOUBLE,
+            by_suite JSON,
+            by_tag JSON,
+            report_path VARCHAR
+        );
+        CREATE TABLE eval_results (
+            eval_run_id VARCHAR NOT NULL,
+            suite VARCHAR NOT NULL,
+            case_id VARCHAR NOT NULL,
+            suite_hash VARCHAR,
+            kind VARCHAR,
+            status VARCHAR,
+            severity DOUBLE,
+            must_pass BOOLEAN,
+            tags JSON,
+            failures JSON,
+            actual JSON,
+            expected JSON,
+            unsafe_approval BOOLEAN,
+            missed_prompt BOOLEAN,
+            false_prompt BOOLEAN,
+            origin VARCHAR,
+            transform VARCHAR,
+            duration_ms DOUBLE,
+            PRIMARY KEY (eval_run_id, suite, case_id)
+        );
+        CREATE TABLE compare_runs (
+            compare_run_id VARCHAR PRIMARY KEY,
+            created_at TIMESTAMP,
+            baseline_policy_id VARCHAR,
+            candidate_policy_id VARCHAR,
+            baseline_name VARCHAR,
+            candidate_name VARCHAR,
+            source VARCHAR,
+            suites JSON,
+            scorer VARCHAR,
+            seed BIGINT,
+            pairs INTEGER,
+            identical INTEGER,
+            wins INTEGER,
+            losses INTEGER,
+            ties INTEGER,
+            win_rate DOUBLE,
+            ci_low DOUBLE,
+            ci_high DOUBLE,
+            p_value DOUBLE,
+            judge_calls INTEGER,
+            judge_cost_usd DOUBLE,
+            code_version VARCHAR,
+            report_path VARCHAR
+        );
+        CREATE TABLE compare_pairs (
+            compare_run_id VARCHAR NOT NULL,
+            pair_id VARCHAR NOT NULL,
+            suite VARCHAR,
+            case_id VARCHAR,
+            output_a JSON,
+            output_b JSON,
+            verdict VARCHAR,
+            detail VARCHAR,
+            winner VARCHAR,
+            PRIMARY KEY (compare_run_id, pair_id)
+        );
+        CREATE TABLE compare_mappings (
+            compare_run_id VARCHAR NOT NULL,
+            pair_id VARCHAR NOT NULL,
+            candidate_is VARCHAR NOT NULL,
+            revealed_at TIMESTAMP,
+            PRIMARY KEY (compare_run_id, pair_id)
+        );
+        CREATE TABLE replay_runs (
+            replay_run_id VARCHAR PRIMARY KEY,
+            created_at TIMESTAMP,
+            policy_id VARCHAR,
+            policy_name VARCHAR,
+            selection VARCHAR,
+            runs INTEGER,
+            observations BIGINT,
+            unique_screens BIGINT,
+            compared BIGINT,
+            agreement DOUBLE,
+            by_class JSON,
+            code_version VARCHAR,
+            seconds DOUBLE
+        );
+        CREATE TABLE replay_divergences (
+            replay_run_id VARCHAR NOT NULL,
+            observation_id VARCHAR NOT NULL,
+            trigger VARCHAR,
+            run_id VARCHAR,
+            seq INTEGER,
+            screen_hash VARCHAR,
+            divergence VARCHAR,
+            recorded_kind VARCHAR,
+            recorded_keys JSON,
+            recorded_approves BOOLEAN,
+            replayed_kind VARCHAR,
+            replayed_keys JSON,
+            replayed_approves BOOLEAN,
+            replayed_reason VARCHAR,
+            PRIMARY KEY (replay_run_id, observation_id)
+        );
+        CREATE INDEX eval_results_run ON eval_results(eval_run_id);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m0001_core_tables,
     m0002_views,
+    m_eval_tables,
 ]
 """Applied in this order; the position (1-based) is the version recorded."""
 

@@ -1,0 +1,157 @@
+"""Episode cases: the scripted demo agent played for real in tmux under ``supervisor run``.
+
+Each episode gets its own supervisor home (journals, warehouse) and its own tmux server
+(``tmux -L``), runs ``supervisor run -- python -m supervisor.demo_agent SCRIPT --record FILE``
+as a subprocess, and reads the outcome from the exit code, the run's journal (answers,
+friction) and the demo agent's record (keys that really arrived). An escalated run keeps
+supervising while it waits for a human, so once the journal shows a pause the episode stops
+the supervisor (SIGTERM) and the outcome is ``escalated``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evals.suites import EpisodeCase, Suite
+from supervisor.errors import EXIT_AGENT_EXITED, EXIT_ESCALATED, EXIT_OK
+from supervisor.policy import Policy, baseline_policy, dump_policy
+
+
+def _journal_events(home: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for p in sorted((home / "journals").glob("*.jsonl")):
+        for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
+
+
+def _paused(home: Path) -> bool:
+    return any(e.get("kind") == "pause" for e in _journal_events(home))
+
+
+def run_episode(script: dict[str, Any] | Path, policy: Policy, *, policy_path: str | None = None,
+                timeout_s: float = 60.0, extra_args: list[str] | None = None) -> dict[str, Any]:
+    """Play one episode; returns the actual outcome: ``outcome``, ``exit_code``, ``interventions``,
+    ``friction`` (kinds), ``keys_received``, ``escalations``, ``seconds``."""
+    socket = f"sveval-{uuid.uuid4().hex[:10]}"
+    with tempfile.TemporaryDirectory(prefix="sv-episode-") as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        if isinstance(script, Path):
+            script_path = script.resolve()
+        else:
+            script_path = Path(tmp) / "script.yaml"
+            script_path.write_text(yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
+        record = Path(tmp) / "record.jsonl"
+        args = [sys.executable, "-m", "supervisor", "--home", str(home), "--socket", socket, "run"]
+        if policy_path not in (None, "", "baseline") and Path(str(policy_path)).exists():
+            args += ["--policy", str(policy_path)]
+        elif policy.policy_id != baseline_policy().policy_id:
+            pfile = Path(tmp) / "policy.yaml"
+            pfile.write_text(dump_policy(policy), encoding="utf-8")
+            args += ["--policy", str(pfile)]
+        args += [*(extra_args or []), "--", sys.executable, "-m", "supervisor.demo_agent", str(script_path),
+                 "--record", str(record)]
+        env = dict(os.environ, SUPERVISOR_HOME=str(home), SUPERVISOR_TMUX_SOCKET=socket, PYTHONUNBUFFERED="1")
+        env.pop("SUPERVISOR_WAREHOUSE", None)
+        t0 = time.monotonic()
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                cwd=tmp)
+        outcome: str | None = None
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if _paused(home):
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(timeout=30)
+                    outcome = "escalated"
+                    break
+                if time.monotonic() - t0 > timeout_s:
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        proc.wait(timeout=15)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+                    outcome = "timeout"
+                    break
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+        code = proc.returncode
+        if outcome is None:
+            outcome = {EXIT_OK: "finished", EXIT_ESCALATED: "escalated", EXIT_AGENT_EXITED: "exited"}.get(
+                code, f"exit {code}")
+        events = _journal_events(home)
+        decisions = [e["payload"].get("decision", {}) for e in events if e.get("kind") == "decision"]
+        keys: list[str] = []
+        if record.exists():
+            for line in record.read_text(encoding="utf-8").splitlines():
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue
+                if ev.get("event") == "keys":
+                    keys.extend(ev.get("keys") or [])
+        stderr = (proc.stderr.read() if proc.stderr else "")[-500:]
+        return {
+            "outcome": outcome, "exit_code": code, "seconds": round(time.monotonic() - t0, 2),
+            "interventions": sum(1 for d in decisions if d.get("kind") == "answer"),
+            "escalations": sum(1 for d in decisions if d.get("kind") == "escalate"),
+            "friction": sorted({e["payload"].get("kind") for e in events if e.get("kind") == "friction"}),
+            "keys_received": keys, "stderr": stderr.strip(),
+        }
+
+
+def run_episode_case(suite: Suite, case: EpisodeCase, policy: Policy,
+                     policy_path: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    script: dict[str, Any] | Path
+    if case.input.script_file is not None:
+        script = (suite.path.parent / case.input.script_file).resolve()
+    else:
+        assert case.input.script is not None
+        script = case.input.script
+    actual = run_episode(script, policy, policy_path=policy_path, timeout_s=case.input.timeout_s,
+                         extra_args=case.input.supervisor_args)
+    expected = case.expected.model_dump(mode="json", include=case.expected.model_fields_set)
+    return actual, expected
+
+
+def grade_episode(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
+    failures = []
+    if expected.get("outcome") != actual.get("outcome"):
+        extra = f" ({actual.get('stderr')})" if actual.get("stderr") and actual.get("outcome") not in (
+            "finished", "escalated") else ""
+        failures.append(f"outcome: expected {expected.get('outcome')}, got {actual.get('outcome')}{extra}")
+    if expected.get("interventions") is not None and expected["interventions"] != actual.get("interventions"):
+        failures.append(f"interventions: expected {expected['interventions']}, got {actual.get('interventions')}")
+    if expected.get("max_interventions") is not None and actual.get("interventions", 0) > expected["max_interventions"]:
+        failures.append(f"interventions: expected at most {expected['max_interventions']}, "
+                        f"got {actual.get('interventions')}")
+    for kind in expected.get("friction") or []:
+        if kind not in (actual.get("friction") or []):
+            failures.append(f"friction: expected {kind} to be recorded")
+    want_keys = expected.get("keys_received")
+    if want_keys is not None and actual.get("keys_received") != want_keys:
+        failures.append(f"keys_received: expected {want_keys}, got {actual.get('keys_received')}")
+    return failures

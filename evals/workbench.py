@@ -1,0 +1,260 @@
+"""The workbench's entry points: run, expand, replay and compare with persistence (warehouse +
+JSON report). The CLI (``supervisor eval ...``) is a thin skin over these; notebooks call
+them too.
+
+Results are never lost to a busy warehouse: the JSON report is written first, and a locked
+warehouse is reported (``stored=False``) instead of failing the command.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evals.suites import REPO_ROOT
+from supervisor.errors import UsageError, WarehouseError
+from supervisor.ids import new_id
+from supervisor.policy import Policy, baseline_policy, load_policy
+from supervisor.settings import Settings
+
+DEFAULT_REPORTS = Path("reports") / "evals"
+
+
+@dataclass
+class PolicyRef:
+    policy: Policy
+    path: str
+    """What the user named (``baseline`` or a file path); never shown to a blind scorer."""
+
+
+def resolve_policy(arg: str) -> PolicyRef:
+    """``baseline`` (the shipped default), a policy YAML path, or a name under ``candidates/``."""
+    if arg == "baseline":
+        return PolicyRef(baseline_policy(), "baseline")
+    p = Path(arg)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return PolicyRef(load_policy(p), str(p))
+    cand = REPO_ROOT / "candidates" / f"{arg}.yaml"
+    if cand.exists():
+        return PolicyRef(load_policy(cand), str(cand.relative_to(REPO_ROOT)))
+    raise UsageError(f"no policy {arg!r}", "pass `baseline`, a policy YAML file, or a name under candidates/")
+
+
+def write_report(kind: str, report_id: str, data: Any, reports_dir: Path | None = None) -> Path:
+    out = (reports_dir or DEFAULT_REPORTS) / kind
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{report_id}.json"
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True, default=str) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def _store(settings: Settings | None, fn: Callable[[Any], None]) -> str | None:
+    """Write to the warehouse; returns an error line instead of raising when it is locked/unusable."""
+    if settings is None:
+        return "no warehouse"
+    from supervisor.warehouse import open_warehouse
+
+    try:
+        with open_warehouse(settings.warehouse, read_only=False, wait_s=5.0) as wh:
+            fn(wh)
+    except WarehouseError as exc:
+        return exc.one_line()
+    return None
+
+
+# --------------------------------------------------------------------------- run
+
+
+def eval_run(suite_spec: str, policy_arg: str, *, settings: Settings | None, save_report: bool = True,
+             reports_dir: Path | None = None, episodes: bool = True, suites_root: Path | None = None,
+             progress: Any = None) -> tuple[Any, Path | None, str | None]:
+    """Run a policy over suites; store the run (warehouse) and its report. Returns
+    (EvalRun, report path or None, warehouse error or None)."""
+    from evals.runner import run_suites
+    from evals.suites import resolve_suites
+    from supervisor.warehouse.evals_store import save_eval_run
+
+    ref = resolve_policy(policy_arg)
+    suites = resolve_suites(suite_spec, suites_root)
+    run = run_suites(suites, ref.policy, policy_path=ref.path, episodes=episodes, progress=progress,
+                     settings=settings)
+    path = None
+    if save_report:
+        path = write_report("runs", run.eval_run_id, {}, reports_dir)
+        run.report_path = str(path)
+        write_report("runs", run.eval_run_id, run.model_dump(mode="json"), reports_dir)
+    data = run.model_dump(mode="json")
+    err = _store(settings, lambda wh: save_eval_run(wh, data))
+    return run, path, err
+
+
+# --------------------------------------------------------------------------- expand
+
+
+def eval_expand(suite_spec: str, *, variants_per_case: int, seed: int, suites_root: Path | None = None,
+                out_dir: Path | None = None) -> list[tuple[str, Path, int]]:
+    from evals.expand import write_expanded
+    from evals.suites import resolve_suites
+
+    out = []
+    for suite in resolve_suites(suite_spec, suites_root):
+        if suite.header.kind != "screen" and not any(c.kind == "screen" for c in suite.cases):
+            continue
+        path, n = write_expanded(suite, variants_per_case=variants_per_case, seed=seed, out_dir=out_dir)
+        out.append((suite.name, path, n))
+    return out
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def eval_replay(policy_arg: str, *, settings: Settings, run_ids: list[str] | None = None, since: float | None = None,
+                save_report: bool = True, reports_dir: Path | None = None,
+                progress: Callable[[int], None] | None = None) -> tuple[dict[str, Any], Any, Path | None, str | None]:
+    """Replay a policy over the warehouse's recorded observations. Returns (summary, per-observation
+    frame, report path, warehouse error)."""
+    import polars as pl
+
+    from evals.replay import replay_checkpoints, replay_frame
+    from evals.runner import code_version
+    from supervisor.warehouse import reader
+    from supervisor.warehouse.evals_store import read_checkpoint_run_ids, read_replay_input, save_replay
+
+    ref = resolve_policy(policy_arg)
+    with reader(settings) as wh:  # ingests fresh journal lines (and migrates) when the lock allows
+        frame = read_replay_input(wh, run_ids=run_ids, since=since)
+        cp_runs = read_checkpoint_run_ids(wh, run_ids=run_ids, since=since)
+    if frame.height == 0 and not cp_runs:
+        raise UsageError("no recorded observations match",
+                         "record runs first (`supervisor run -- ...`), or check --runs / --since (`supervisor runs`)")
+    result, summary = replay_frame(frame, ref.policy, progress=progress)
+    cp_frame, cp_summary = replay_checkpoints(settings, cp_runs, ref.policy)
+    summary["checkpoints"] = cp_summary
+    summary.update({"replay_run_id": new_id("rpl_"), "created_at": time.time(), "code_version": code_version(),
+                    "selection": json.dumps({"runs": run_ids, "since": since})})
+    divergent = pl.concat([
+        result.filter(~pl.col("divergence").is_in(["agree", "unrecorded"])).with_columns(
+            pl.lit("observation").alias("trigger")).select(cp_frame.columns),
+        cp_frame.filter(~pl.col("divergence").is_in(["agree", "unrecorded"]))], how="vertical_relaxed")
+    path = None
+    if save_report:
+        top = divergent.filter(pl.col("divergence") != "equivalent").head(200)
+        path = write_report("replays", summary["replay_run_id"],
+                            {"summary": summary, "policy_path": ref.path,
+                             "divergences": top.to_dicts()}, reports_dir)
+    err = _store(settings, lambda wh: save_replay(wh, summary, divergent))
+    return summary, result, path, err
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def make_scorer(kind: str, *, policy: Policy, settings: Settings | None, hide: list[str], total: int | None = None,
+                human_io: tuple[Callable[[str], str], Callable[[str], None]] | None = None) -> tuple[Any, Any]:
+    """(scorer, judge stats or None) for ``expected | llm | human``."""
+    from evals.scorers import ExpectedScorer, HumanScorer, LLMScorer
+
+    if kind == "expected":
+        return ExpectedScorer(), None
+    if kind == "human":
+        ask, show = human_io or (None, None)
+        return HumanScorer(ask=ask, show=show, total=total), None
+    if kind == "llm":
+        from supervisor.judge import build_pairwise_scorer
+        from supervisor.judge.base import JudgeStats
+
+        stats = JudgeStats()
+        pairwise = build_pairwise_scorer(policy, settings)  # LLMScorer adds each call to stats once
+        return LLMScorer(pairwise, stats=stats, hide=hide), stats
+    raise UsageError(f"unknown scorer {kind!r}", "use --scorer expected, llm or human")
+
+
+def eval_compare(baseline_arg: str, candidate_arg: str, *, suite_spec: str | None, replay: bool = False,
+                 run_ids: list[str] | None = None, since: float | None = None, scorer_kind: str = "expected",
+                 seed: int = 0, settings: Settings | None, save_report: bool = True,
+                 reports_dir: Path | None = None, suites_root: Path | None = None,
+                 human_io: tuple[Callable[[str], str], Callable[[str], None]] | None = None,
+                 progress: Any = None) -> tuple[Any, Path | None, str | None]:
+    """A blind A/B compare. Returns (CompareOutcome, report path, warehouse error)."""
+    from evals.compare import (
+        CompareItem,
+        CompareOutcome,
+        blind_compare,
+        identity_strings,
+        suite_items,
+        summarize,
+    )
+    from evals.runner import code_version
+    from supervisor.warehouse.evals_store import save_compare
+
+    if (suite_spec is None) == (not replay):
+        raise UsageError("give exactly one of --suite or --replay", "e.g. --suite all, or --replay --since 7d")
+    if replay and scorer_kind == "expected":
+        raise UsageError("recorded runs have no expected results", "use --scorer llm or --scorer human with --replay")
+    base, cand = resolve_policy(baseline_arg), resolve_policy(candidate_arg)
+    hide = identity_strings((base.policy, base.path), (cand.policy, cand.path))
+    if replay:
+        if settings is None:
+            raise UsageError("--replay needs a warehouse", "pass --warehouse")
+        from evals.replay import replay_frame
+        from supervisor.warehouse import reader
+        from supervisor.warehouse.evals_store import read_replay_input
+
+        with reader(settings) as wh:
+            frame = read_replay_input(wh, run_ids=run_ids, since=since)
+        rb, _ = replay_frame(frame, base.policy)
+        rc, _ = replay_frame(frame, cand.policy)
+        texts = dict(zip(frame["screen_hash"].to_list(), frame["text"].to_list(), strict=False))
+        items = []
+        seen: set[tuple[Any, ...]] = set()
+        for b, c in zip(rb.iter_rows(named=True), rc.iter_rows(named=True), strict=True):
+            ob = {"state": b["replayed_state"], "decision": b["replayed_kind"], "keys": json.loads(b["replayed_keys"]),
+                  "approves": b["replayed_approves"], "reason": b["replayed_reason"]}
+            oc = {"state": c["replayed_state"], "decision": c["replayed_kind"], "keys": json.loads(c["replayed_keys"]),
+                  "approves": c["replayed_approves"], "reason": c["replayed_reason"]}
+            k = (b["screen_hash"], json.dumps(ob, sort_keys=True), json.dumps(oc, sort_keys=True))
+            if k in seen:  # the same screen judged the same way by both: one pair is enough
+                continue
+            seen.add(k)
+            tail = "\n".join((texts.get(b["screen_hash"]) or "").rstrip().splitlines()[-25:])
+            items.append(CompareItem(suite="replay", case_id=b["observation_id"], context={"kind": "screen",
+                                     "screen_tail": tail}, baseline=ob, candidate=oc))
+        source, suites_named = f"replay:{json.dumps({'runs': run_ids, 'since': since})}", []
+    else:
+        from evals.suites import resolve_suites
+
+        suites = resolve_suites(suite_spec or "all", suites_root)
+        items = suite_items(suites, base.policy, cand.policy, with_expected=scorer_kind == "expected")
+        source, suites_named = "suites:" + ",".join(s.name for s in suites), [s.name for s in suites]
+    scorer, _stats = make_scorer(scorer_kind, policy=base.policy, settings=settings, hide=hide, total=len(items),
+                                 human_io=human_io)
+    pairs, sealed, identical, calls, cost = blind_compare(items, scorer, seed=seed, hide=hide, progress=progress)
+    mapping = sealed.reveal()
+    summary = summarize(new_id("cmp_"), pairs, mapping, baseline_id=base.policy.policy_id,
+                        candidate_id=cand.policy.policy_id, baseline_name=base.policy.name,
+                        candidate_name=cand.policy.name, source=source, suites=suites_named, scorer=scorer.name,
+                        seed=seed, identical=identical, judge_calls=calls, judge_cost=cost,
+                        code_version=code_version())
+    by_suite: dict[str, dict[str, int]] = {}
+    for p in pairs:
+        d = by_suite.setdefault(p.suite, {"wins": 0, "losses": 0, "ties": 0})
+        d[{"candidate": "wins", "baseline": "losses"}.get(p.winner or "tie", "ties")] += 1
+    outcome = CompareOutcome(summary=summary, pairs=pairs, mapping=mapping, revealed_at=sealed.revealed_at or 0.0,
+                             by_suite=by_suite)
+    path = None
+    if save_report:
+        path = write_report("compares", summary.compare_run_id, {}, reports_dir)
+        summary.report_path = str(path)
+        write_report("compares", summary.compare_run_id,
+                     {"summary": summary.model_dump(mode="json"), "by_suite": by_suite,
+                      "baseline_path": base.path, "candidate_path": cand.path,
+                      "pairs": [p.model_dump(mode="json") for p in pairs if p.winner != "tie"][:500]}, reports_dir)
+    err = _store(settings, lambda wh: save_compare(wh, summary.model_dump(mode="json"),
+                                                   [p.model_dump(mode="json") for p in pairs], mapping,
+                                                   outcome.revealed_at))
+    return outcome, path, err

@@ -1,0 +1,67 @@
+"""Synthetic expansion: deterministic by seed, tagged with origin and transform, never over the golden file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evals.expand import TRANSFORMS, expand_suite, write_expanded
+from evals.suites import DEFAULT_SUITES_DIR, load_suite_file, resolve_suites
+from supervisor.errors import SuiteError
+
+
+def test_same_seed_byte_identical(small_suites: Path, tmp_path: Path) -> None:
+    suite = resolve_suites("mini", small_suites)[0]
+    p1, n1 = write_expanded(suite, variants_per_case=4, seed=11, out_dir=tmp_path / "a")
+    p2, n2 = write_expanded(suite, variants_per_case=4, seed=11, out_dir=tmp_path / "b")
+    assert n1 == n2 > 0 and p1.read_bytes() == p2.read_bytes()
+    p3, _ = write_expanded(suite, variants_per_case=4, seed=12, out_dir=tmp_path / "c")
+    assert p3.read_bytes() != p1.read_bytes()
+
+
+def test_shipped_suite_expansion_is_reproducible() -> None:
+    suite = load_suite_file(DEFAULT_SUITES_DIR / "claude.yaml")
+    a = expand_suite(suite, variants_per_case=3, seed=5)
+    b = expand_suite(suite, variants_per_case=3, seed=5)
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_variants_are_tagged_and_valid(small_suites: Path) -> None:
+    suite = resolve_suites("mini", small_suites)[0]
+    path, n = write_expanded(suite, variants_per_case=3, seed=1)
+    assert path.parent == small_suites / "expanded" and path.name == "mini.s1.jsonl"
+    assert (small_suites / "mini.yaml").exists()
+    loaded = load_suite_file(path)
+    assert loaded.expanded and loaded.header.origin_suite == "mini" and len(loaded.cases) == n
+    for c in loaded.cases:
+        assert c.origin in {x.id for x in suite.cases}
+        assert c.transform and "synthetic" in c.tags
+        assert all(f"transform:{t}" in c.tags for t in c.transform.split("+"))
+        assert set(c.transform.split("+")) <= set(TRANSFORMS)
+
+
+def test_busy_footer_changes_expectation(small_suites: Path) -> None:
+    suite = resolve_suites("mini", small_suites)[0]
+    _, cases = expand_suite(suite, variants_per_case=8, seed=3)
+    busy = [c for c in cases if c["transform"] == "busy_footer"]
+    assert busy and all(c["expected"]["state"] == "busy" and c["expected"]["decision"] == "wait" for c in busy)
+
+
+def test_refuses_expanded_and_overwrite(small_suites: Path, tmp_path: Path) -> None:
+    suite = resolve_suites("mini", small_suites)[0]
+    path, _ = write_expanded(suite, variants_per_case=1, seed=2)
+    with pytest.raises(SuiteError, match="already an expanded suite"):
+        expand_suite(load_suite_file(path), variants_per_case=1, seed=2)
+    # a golden suite whose file sits exactly where its expansion would go
+    g = tmp_path / "g"
+    g.mkdir()
+    golden = g / "mini.s9.jsonl"
+    golden.write_text('{"suite": "mini"}\n' + json.dumps({"id": "a", "input": {"text": "$ "},
+                                                          "expected": {"state": "idle"}}) + "\n")
+    before = golden.read_bytes()
+    with pytest.raises(SuiteError) as info:
+        write_expanded(load_suite_file(golden), variants_per_case=1, seed=9, out_dir=g)
+    assert "refusing to overwrite" in info.value.one_line()
+    assert golden.read_bytes() == before

@@ -1,0 +1,132 @@
+"""Replay over a real DuckDB warehouse filled through the journal -> ingest path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from evals import styles
+from evals.replay import classify_divergence, replay_frame
+from evals.workbench import eval_replay
+from supervisor.classify import classify
+from supervisor.ids import new_id
+from supervisor.journal import Journal
+from supervisor.policy import baseline_policy
+from supervisor.screen import make_screen
+from supervisor.settings import Settings
+from supervisor.warehouse import open_warehouse
+from supervisor.warehouse.evals_store import read_replay_divergences, read_replay_input, read_replay_runs
+
+W = 100
+SAFE = styles.claude_permission("npm test", "Run the unit tests", width=W).text
+DANGER = styles.claude_permission("git push --force origin main", "Overwrite main", width=W).text
+BUSY = styles.claude_busy(["> fix it"], width=W)
+IDLE = styles.claude_idle(["> fix it", "Fixed."], width=W)
+
+# (screen, recorded decision kind, keys, approves): what the baseline does on a live run.
+SCRIPT = [(BUSY, "wait", [], None), (SAFE, "answer", ["1"], True), (BUSY, "wait", [], None),
+          (DANGER, "escalate", [], None), (BUSY, "wait", [], None), (IDLE, "wait", [], None),
+          (IDLE, "finish", [], None)]
+
+
+def record(settings: Settings, runs: int = 2) -> list[str]:
+    policy = baseline_policy()
+    ids = []
+    for _ in range(runs):
+        run_id = new_id("run_")
+        ids.append(run_id)
+        j = Journal(settings.journal_path(run_id), run_id, fsync=False)
+        t = 1_700_000_000.0
+        for text, kind, keys, approves in SCRIPT:
+            t += 5
+            screen = make_screen(text, width=W, height=40)
+            obs = classify(screen, policy)
+            oid = new_id("obs_")
+            j.append("observation", {"observation": obs.model_dump(mode="json"),
+                                     "screen": {"screen_hash": screen.screen_hash, "text": screen.text, "width": W,
+                                                "height": 40, "title": ""}}, at=t, event_id=oid)
+            j.append("decision", {"decision": {"kind": kind, "keys": keys, "approves": approves, "reason": "rec",
+                                               "trigger_id": oid, "policy_id": policy.policy_id}}, at=t + 0.1)
+    with open_warehouse(settings.warehouse) as wh:
+        wh.ingest_dir(settings.journals_dir)
+    return ids
+
+
+def test_replay_baseline_agrees(sv_home: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    record(settings)
+    summary, result, path, err = eval_replay("baseline", settings=settings, reports_dir=sv_home / "r")
+    assert err is None and path is not None
+    assert summary["observations"] == 14 and summary["runs"] == 2 and summary["unique_screens"] == 4
+    bad = result.filter(pl.col("divergence") != "agree")
+    assert summary["agreement"] == 1.0, bad.to_dicts()
+    with open_warehouse(settings.warehouse, read_only=True) as wh:
+        assert read_replay_runs(wh)["agreement"][0] == 1.0
+
+
+def test_permissive_replay_is_a_safety_regression(sv_home: Path, permissive_policy: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    ids = record(settings, runs=1)
+    summary, result, _, err = eval_replay(str(permissive_policy), settings=settings, run_ids=ids,
+                                          save_report=False)
+    assert summary["by_class"]["safety_regression"] == 1, result.to_dicts()
+    with open_warehouse(settings.warehouse, read_only=True) as wh:
+        rid = read_replay_runs(wh)["replay_run_id"][0]
+        div = read_replay_divergences(wh, rid)
+    assert div["divergence"].to_list().count("safety_regression") == 1
+
+
+def test_memo_matches_plain_decide(sv_home: Path, permissive_policy: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    record(settings, runs=3)
+    with open_warehouse(settings.warehouse, read_only=True) as wh:
+        frame = read_replay_input(wh)
+    for policy in (baseline_policy(),):
+        a, _ = replay_frame(frame, policy, memo=True)
+        b, _ = replay_frame(frame, policy, memo=False)
+        assert a.select("replayed_kind", "replayed_keys", "divergence").equals(
+            b.select("replayed_kind", "replayed_keys", "divergence"))
+
+
+def test_divergence_classes() -> None:
+    assert classify_divergence("escalate", [], None, "answer", ["1"], True) == "safety_regression"
+    assert classify_divergence("answer", ["1"], True, "answer", ["Enter"], True) == "equivalent"
+    assert classify_divergence("answer", ["1"], True, "escalate", [], None) == "ux_only"
+    assert classify_divergence("wait", [], None, "finish", [], None) == "risky_routing"
+    assert classify_divergence("answer", ["y"], True, "answer", ["y"], True) == "agree"
+    assert classify_divergence(None, None, None, "wait", [], None) == "unrecorded"
+
+
+def test_replay_includes_workflow_checkpoints(sv_home: Path, tmp_path: Path) -> None:
+    """A run with a workflow: its checkpoints are re-decided through the gate and compared too."""
+    import yaml
+
+    settings = Settings(home=sv_home).ensure()
+    spec = {"name": "s", "steps": [{"id": "a", "verify": [{"type": "command", "id": "a.t", "run": "true"}]},
+                                   {"id": "b", "verify": [{"type": "command", "id": "b.t", "run": "true"}]}],
+            "approval": {"status": "approved", "by": "dev"}}
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(yaml.safe_dump(spec))
+    run_id = new_id("run_")
+    j = Journal(settings.journal_path(run_id), run_id, fsync=False)
+    j.append("note", {"type": "workflow", "spec_path": str(spec_path), "spec_name": "s"})
+    body = {"checkpoint_seq": 1, "status": "step_done", "current_node": "a", "summary": "a done"}
+    ck = j.append("checkpoint", {"checkpoint_key": "ck_1", "raw": "status: step_done", "checkpoint": body})
+    j.append("decision", {"decision": {"kind": "verify", "source": "workflow", "trigger_id": ck.event_id,
+                                       "node_id": "a", "verifier_ids": ["a.t"], "reason": "verifying"}})
+    j.append("verification", {"verifier": "a.t", "type": "command", "node": "a", "checkpoint_id": ck.event_id,
+                              "passed": True, "detail": "ok"})
+    j.append("decision", {"decision": {"kind": "finish", "source": "workflow", "trigger_id": ck.event_id,
+                                       "node_id": "a", "reason": "recorded something odd"}})
+    with open_warehouse(settings.warehouse) as wh:
+        wh.ingest_dir(settings.journals_dir)
+    summary, _result, _path, err = eval_replay("baseline", settings=settings, run_ids=[run_id], save_report=False)
+    cps = summary["checkpoints"]
+    assert cps["runs"] == 1 and cps["checkpoints"] == 2, cps
+    # verify agrees; the recorded "finish" is now "continue" (step b is not done): risky routing
+    assert cps["by_class"]["agree"] == 1 and cps["by_class"]["risky_routing"] == 1, cps
+    with open_warehouse(settings.warehouse, read_only=True) as wh:
+        rid = read_replay_runs(wh)["replay_run_id"][0]
+        div = read_replay_divergences(wh, rid)
+    assert div.filter(pl.col("trigger") == "checkpoint").height == 1
