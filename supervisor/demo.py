@@ -8,6 +8,10 @@ Two scripted agents run in a private tmux server, supervised by one process:
 * an aider-style session: a y/n question is answered; ``rm -rf`` of the home folder is
   escalated and left paused, so that run ends ``escalated`` and waits for a human.
 
+Then a short workflow run: a 3-step spec, a scripted agent that reports checkpoints, one failing
+verifier whose output goes back to the agent as a retry, and a finish held until a human review
+(given by the demo on the human's behalf).
+
 Everything is journaled and synced into the warehouse; a summary says where to look next.
 Non-interactive (fine for CI); the private tmux server is removed afterwards.
 """
@@ -15,6 +19,7 @@ Non-interactive (fine for CI); the private tmux server is removed afterwards.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -24,9 +29,11 @@ from typing import Any
 
 import yaml
 
+from supervisor.errors import PaneGone, WarehouseLocked
 from supervisor.policy import Policy, baseline_policy
 from supervisor.runner import PaneRunner, RunConfig, Supervisor
 from supervisor.settings import Settings
+from supervisor.warehouse import sync
 
 CLAUDE_SCRIPT: dict[str, Any] = {
     "style": "claude",
@@ -152,6 +159,18 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"  {name}  run {r.run_id}  outcome={r.outcome}  answers={answered}  escalations={count['pause']}  "
              f"observations={count['observation']}  friction={count['friction']}")
     synced = sup.feeder.syncs
+    _say("\nworkflow: a 3-step spec with a failing verifier and a human review")
+    from supervisor.workflow.demo import format_demo_summary, run_workflow_demo
+
+    wf_socket = f"sv-demo-wf-{os.getpid()}"
+    try:
+        workflow = run_workflow_demo(settings.with_overrides(socket=wf_socket), timeout_s=60)
+    finally:
+        with contextlib.suppress(PaneGone):
+            TmuxSurface(wf_socket).cmd("kill-server")
+    _say(format_demo_summary(workflow))
+    with contextlib.suppress(WarehouseLocked):
+        sync(settings)
     _say(f"\njournals: {settings.journals_dir}\nwarehouse: {settings.warehouse}"
          + ("" if synced else "  (locked or unavailable: run `supervisor warehouse sync` later)"))
     _say("\nlook further:\n"
@@ -160,9 +179,9 @@ def main(argv: list[str] | None = None) -> int:
          "  supervisor warehouse sql \"select kind, count(*) from events group by kind order by 2 desc\"\n"
          "  supervisor warehouse sql \"select run_id, kind, detail from friction order by occurred_at\"")
     _say(f"\ndone in {time.time() - t0:.1f}s")
-    ok = claude.outcome == "finished" and aider.outcome == "escalated"
+    ok = claude.outcome == "finished" and aider.outcome == "escalated" and workflow["outcome"] == "finished"
     if not ok:
-        _say(f"demo did not go as planned: outcomes {[r.outcome for r in runs]}")
+        _say(f"demo did not go as planned: outcomes {[r.outcome for r in runs] + [workflow['outcome']]}")
     return 0 if ok else 1
 
 

@@ -21,5 +21,7 @@ def test_demo_runs_end_to_end(tmp_path: Path, cli_env: dict[str, str]) -> None:
     assert "answered with" in text and "ESCALATED" in text and "resumed" in text
     assert "outcome=finished" in text and "outcome=escalated" in text
     assert "supervisor runs show run_" in text
-    assert len(list((home / "journals").glob("*.jsonl"))) == 2
+    assert "workflow demo: run run_" in text and "finished" in text and "1 failed -> retry" in text
+    assert "reviewed by human" in text
+    assert len(list((home / "journals").glob("*.jsonl"))) == 3  # two live runs and the workflow run
     assert (home / "warehouse.duckdb").exists()
