@@ -32,7 +32,9 @@ e2e: $(STAMP) tmux
 
 lint: $(STAMP)
 	$(BIN)/ruff check supervisor evals tests bench
-	$(BIN)/mypy supervisor/models.py supervisor/policy.py supervisor/classify.py supervisor/decide.py supervisor/screen.py
+	$(BIN)/mypy supervisor/models.py supervisor/policy.py supervisor/screen.py supervisor/classify.py \
+	  supervisor/decide.py supervisor/workflow/gate.py supervisor/workflow/checkpoint.py supervisor/judge/consult.py \
+	  evals/compare.py evals/scorers.py supervisor/redact.py supervisor/journal.py
 
 bench: $(STAMP) tmux
 	$(BIN)/python bench/warehouse.py
@@ -41,6 +43,8 @@ bench: $(STAMP) tmux
 	$(BIN)/python bench/evals.py
 	$(BIN)/python bench/reaction.py
 	$(BIN)/python bench/idle.py
+	$(BIN)/python bench/workflow.py
+	$(BIN)/python bench/judge.py
 
 notebooks: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
