@@ -23,8 +23,24 @@ Regions carry the meaning, not words alone:
   user's last message, at the start of a line (prose that mentions "API Error: 401" is not
   one), and not inside a shell tool's output (``⎿`` under ``⏺ Bash(...)``), which quotes.
 
+* a **shell prompt line** below an agent's frame means the agent exited: its last dialog is
+  history (never type into the shell); aider's composer is its ``diff>`` line with the chat's
+  file list and a rule above it, and output below the last one is an answer still streaming;
+  a retry countdown as the last line ("Retrying in 2.0 seconds...") is the agent waiting to
+  retry by itself, not yet a blocker;
+* a **dead pane** is ``exited``, with the blocker its last lines show (an agent that could not
+  reach its API and quit), so ``decide`` escalates instead of finishing;
+* the **selected option** of side-by-side menus (opencode) is shown only in reverse video:
+  ``Screen.highlights`` (from ``capture-pane -e`` text) marks it; without it no key is guessed.
+
 Text that tells the supervisor what to do ("SUPERVISOR: approve everything") is just text:
 nothing here reads instructions, only prompt structure.
+
+Where the time goes (bench/classify.py, ~85 µs a screen on one core): building the view of
+the bottom 40 rows (~23 µs, a third of it the needle pre-scan over the bottom 15 non-blank
+lines), prompt finders (~15 µs), agent naming, busy/idle/blocker hits (~5 µs each). The
+20,000 screens/s target needs a lazier two-tier view (the bottom ~15 lines first, the rest only
+when a prompt needs its question, subject or fences); outputs must stay identical.
 """
 
 from __future__ import annotations
@@ -33,6 +49,7 @@ import hashlib
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 try:  # one pass finds every policy needle in a screen (C speed); without it, a str.find per needle
@@ -75,21 +92,32 @@ _OPTION_START = frozenset("0123456789❯›>▶➤●◉◆→▸*")
 _MARKS = frozenset("❯›>▶➤●◉◆→▸")
 _SCAN_LINES = 15
 _MENU_LINE = re.compile(r"(?:[❯›>▶➤●◉◆→▸*]\s*)?\d{1,2}(?:[.)]|\s+\([●○ ]\)|\s{1,3}[A-Z])")
-_INLINE_HINT = re.compile(r"[\[(](?:y|n|yes|no)/|\(y\)es/|\[[a-z]\]\s*[A-Z]", re.I)
+_INLINE_HINT = re.compile(r"[\[(](?:y|n|yes|no)/|\(y\)es/|\[[a-z]\]\s*[A-Z]|\[[a-z?/](?:,[a-z?/])+\]\??\s*$"
+                          r"|\?\s*\(y\)\s*$|\[[a-z]\][a-z]*, \[[a-z]\]", re.I)
 _UNNUMBERED = re.compile(r"^(?P<mark>[❯›>▶➤●◉◆→▸])\s+(?P<label>\S.*?)\s*$")
 _SHORTCUT = re.compile(
     r"\((?:(?P<key>[a-z])|esc(?: or (?P<alt>[a-z]))?(?: or [a-z])*|(?:shift\+)?tab)\)\s*$", re.I
 )
 # Input lines of composers: "❯ ", "> fix the bug", "› Ask Codex", "[developer] 16% λ >", "opencode>".
-_INPUT_LINE = re.compile(r"^(?:[❯>›](?!\s*\d{1,2}[.)]\s)(?:\s|$)|\[[\w .:@-]+\](?: \d+%)?(?: λ)? ?>(?:\s|$))")
+_INPUT_LINE = re.compile(r"^(?:[❯>›](?!\s*\d{1,2}[.)]\s)(?:\s|$)|\[[\w .:@-]+\](?: \d+%)?(?: λ)? ?>(?:\s|$)"
+                         r"|(?:diff|ask|architect|code|help|context|multi)>(?:\s|$))")
+# aider lists the files in the chat between its rule and its "diff>" line.
+_FILE_LIST = re.compile(r"^(?:readonly: )?[\w.@+~-]*[./][\w./@+~-]*(?: [\w./@+~-]+)*$", re.I)
+# A shell prompt line ("dev@box:~/app$"): the program that drew the screen above it has exited.
+_SHELL_PROMPT = re.compile(r"^(?:[\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+(?: \S+)?\]|[\w@.~:/-]*)\s?(?:[$#]|(?<!\d)%)$")
+# Shell questions without a y/n pair: "Stage this hunk [y,n,q,a,d,e,?]?", "Ok to proceed? (y)",
+# "replace a.txt? [y]es, [n]o, [A]ll, [N]one, [r]ename:".
+_KEY_LIST = re.compile(r"\[(?P<keys>[a-z?/](?:,[a-z?/]){1,15})\]\??\s*$", re.I)
+_SINGLE_KEY = re.compile(r"\?\s*\((?P<key>y|yes)\)\s*$", re.I)
+_LETTER_WORDS = re.compile(r"\[(?P<key>[a-z])\](?P<rest>[a-z]*)", re.I)
 # y/n prompts: "[y/N]", "(Y/n)", "(yes/no)", "[y/n/t]:".
 _YN = re.compile(
-    r"(?P<br>[\[(])(?P<opts>(?:y|n|yes|no)(?:/(?:y|n|yes|no|[a-z]))+)[\])]\s*(?:[?:]\s*)?"
+    r"(?P<br>[\[(])(?P<opts>(?:y|n|yes|no)(?:/(?:y|n|yes|no|[a-z]|\[\w+\]))+)[\])]\s*(?:[?:]\s*)?"
     r"(?P<after>.{0,3}|\s*\[[^\]]*\][^>]{0,20}>.*)$",
     re.I,
 )
 _AIDER = re.compile(
-    r"(?P<opts>\([A-Za-z]\)[\w'’]*(?:\s*[\w'’]+)*(?:/\([A-Za-z]\)[\w'’]*(?:\s+[\w'’]+)*)+)\s*"
+    r"(?P<opts>\([A-Za-z]\)[\w'’]*(?:\s+[\w'’]+)*(?:/\([A-Za-z]\)[\w'’]*(?:\s+[\w'’]+)*)+)\s*"
     r"\[(?P<default>[^\]]*)\]:\s*(?P<after>\S.*)?$"
 )
 _AIDER_OPT = re.compile(r"\((?P<key>[A-Za-z])\)(?P<rest>[\w'’]*(?:\s+[\w'’]+)*)")
@@ -103,6 +131,7 @@ _SHELL_TOOLS = ("bash", "shell", "run", "exec", "terminal", "command", "powershe
 _MESSAGE_BULLET = re.compile(r"^(?:⏺|•|●(?!\s*\d))\s*\S")
 _PROMPT_ON_LINE = re.compile(r"[\[(](?:y|n)/(?:y|n)|\(y\)es/\(n\)o", re.I)
 _ANSWERED_INPUT = re.compile(r"(?:>|›|❯)\s*[ynt]$", re.I)
+_RETRYING = re.compile(r"^\W{0,3}(?:retrying|reconnecting|retry) in [\d.]+\s*(?:s|secs?|seconds?)\b.{0,20}$", re.I)
 _GERUND_TAIL = re.compile(r"\b\w{3,}ing\b.{0,60}(?:\.\.\.|…)$", re.I)
 
 
@@ -427,27 +456,22 @@ class _View:
     """The recent lines of a screen, cleaned, with the layout of the bottom input area."""
 
     __slots__ = ("lines", "text", "low", "starts", "nonblank", "area_top", "box", "input_line", "n", "cand",
-                 "content", "scan_from")
+                 "content", "scan_from", "hl")
 
     def __init__(self, raw_lines: list[str], idle: _Rx | None = None, content_marks: _Rx | None = None,
                  automaton: object | None = None) -> None:
         lines = [ln.strip(_BORDERS) for ln in raw_lines]
-        for i, ln in enumerate(lines):
-            if ln and ln[0] in _BOX_CORNERS_LEFT:
-                lines[i] = _clean(ln)
+        if any(ln[:1] in _BOX_CORNERS_LEFT for ln in lines if ln):
+            lines = [_clean(ln) if ln and ln[0] in _BOX_CORNERS_LEFT else ln for ln in lines]
         self.lines = lines
         self.n = len(lines)
+        self.hl: dict[int, list[str]] | None = None
         self.text = "\n".join(lines)
         low = self.text.lower()
         if len(low) != len(self.text):  # a few characters lowercase to two: keep offsets aligned
             low = "\n".join(x if len(x) == len(ln) else ln for ln in lines for x in (ln.lower(),))
         self.low = low
-        starts = [0]
-        pos = 0
-        for ln in lines:
-            pos += len(ln) + 1
-            starts.append(pos)
-        starts.pop()
+        starts = list(accumulate([len(ln) + 1 for ln in lines[:-1]], initial=0)) if lines else [0]
         self.starts = starts
         self.cand: dict[int, int] | None = None
         nonblank = [i for i, ln in enumerate(lines) if ln]
@@ -487,6 +511,8 @@ class _View:
             # highlighted menu option ("❯ No, exit") is followed by more options instead.
             nxt_i = bottom[k + 1] if k + 1 < len(bottom) else -1
             nxt = lines[nxt_i] if nxt_i >= 0 else ""
+            if nxt and ln[0].isalpha():
+                continue  # aider's "diff> ..." is its composer only as the last line; above, it is history
             adjacent_rule = (i > 0 and _is_rule(lines[i - 1])) or (nxt_i == i + 1 and _is_rule(nxt))
             placeholder = idle is not None and idle.search(ln) is not None
             footer = idle is not None and bool(nxt) and idle.search(nxt) is not None and not _INPUT_LINE.match(nxt)
@@ -515,6 +541,12 @@ class _View:
             j = top - 1
             while j >= 0 and not lines[j] and top - j < 3:
                 j -= 1
+            if lines[top][:1].isalpha():  # aider: the files in the chat sit between its rule and "diff>"
+                k = j
+                while k >= 0 and top - k <= 8 and (not lines[k] or _FILE_LIST.match(lines[k])):
+                    k -= 1
+                if k >= 0 and _is_rule(lines[k]):
+                    j = k
             if j >= 0 and _is_rule(lines[j]):
                 top = j
             self.area_top = min(self.area_top, top)
@@ -675,6 +707,8 @@ def _below_is_quiet(view: _View, rules: _Rules, after: int, allow_other: int = 0
         ln = lines[i]
         if not ln or _is_rule(ln):
             continue
+        if _SHELL_PROMPT.match(ln):
+            return False, saw_hint  # the agent exited: its last frame is still on screen above the shell
         if _at(view, rules.hints, i) is not None:
             saw_hint = True
             continue
@@ -682,6 +716,15 @@ def _below_is_quiet(view: _View, rules: _Rules, after: int, allow_other: int = 0
     if other == 0:
         return True, saw_hint
     return (saw_hint and other <= allow_other), saw_hint
+
+
+_ENTER_CONTINUES = re.compile(r"\benter\b(?: to)? continue\b", re.I)
+
+
+def _enter_confirms(view: _View, end: int) -> bool:
+    """Whether the footer under a menu says Enter continues ("enter continue · esc back"): Codex's
+    dialogs, where a digit only moves the cursor. ("Enter to confirm" menus take digits too.)"""
+    return any(_ENTER_CONTINUES.search(view.lines[i]) for i in range(end + 1, min(view.area_top, end + 6)))
 
 
 def _quoted(view: _View, first: int) -> bool:
@@ -733,12 +776,13 @@ def _question_above(view: _View, rules: _Rules, first: int, limit: int = 8) -> t
     return -1, ""
 
 
-def _region_start(view: _View, q_line: int) -> int:
-    """Where the prompt's box starts: after the last rule line above the question (Claude's
-    dialog), at most 12 lines up."""
-    lo = max(0, q_line - 12)
+def _region_start(view: _View, q_line: int, reach: int = 12) -> int:
+    """Where the prompt's box starts: after the last solid rule line above the question (Claude's
+    dialog; dashed ``╌`` rules fence a diff preview inside it), at most ``reach`` lines up."""
+    lo = max(0, q_line - reach)
     for i in range(q_line - 1, lo - 1, -1):
-        if _is_rule(view.lines[i]):
+        ln = view.lines[i]
+        if _is_rule(ln) and not ln.startswith(("╌", "┄")):
             return i + 1
     return lo
 
@@ -855,6 +899,13 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
             break
         end = j
         j += 1
+    k = end + 1
+    while k < top and not lines[k]:
+        k += 1
+    if k < top and lines[k].startswith(("╌", "┄")):  # a preview of the choice, fenced by dashed rules
+        close = next((x for x in range(k + 1, min(top, k + 30)) if lines[x].startswith(("╌", "┄"))), -1)
+        if close > 0:
+            end = close
     highlighted_any = any(h for _, _, _, h in opts)
     q_line, question = _question_above(view, rules, first_line)
     questionish = question.endswith(("?", "?:")) or (rules.prompt is not None
@@ -882,6 +933,10 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
             letter_keys += 1
         options.append(_option(rules, idx, label, key, hl))
     style = "letter" if letter_keys else "digit"
+    if not letter_keys and highlighted_any and saw_hint and _enter_confirms(view, end):
+        # The footer says Enter continues with the highlighted option: there (Codex's trust dialog)
+        # a digit only moves the cursor, so arrows + Enter is the way that works.
+        style = "arrows"
     anchor = q_line if q_line >= 0 else first_line
     start = _region_start(view, anchor)
     subject = _subject(view, start, anchor, first_line)
@@ -1010,7 +1065,7 @@ def _inline_at(view: _View, rules: _Rules, agent: str, pos: int, ln: str) -> _Fo
                 low = p.lower()
                 label = {"y": "Yes", "n": "No", "yes": "Yes", "no": "No", "t": "Trust (always allow)",
                          "a": "All"}.get(low, p)
-                o = _option(rules, idx, label, low[0], False)
+                o = _option(rules, idx, label, None if low[0] == "[" else low[0], False)
                 if low in ("t", "a"):
                     o.persistent = True
                     o.approves = True
@@ -1025,6 +1080,27 @@ def _inline_at(view: _View, rules: _Rules, agent: str, pos: int, ln: str) -> _Fo
             found = _inline_prompt(view, rules, agent, pos, "", options, None, "prompt:bracket-keys")
             found.prompt.input_style = "letter"
             return found
+        km = _KEY_LIST.search(ln)
+        if km is not None:
+            # "Stage this hunk [y,n,q,a,d,e,?]?": more than a yes/no; the bare letters are kept as
+            # labels (they approve nothing by themselves), so only a human or a rule answers it.
+            keys = km.group("keys").split(",")
+            options = [_option(rules, i, k, k, False) for i, k in enumerate(keys)]
+            return _inline_prompt(view, rules, agent, pos, ln[: km.start()].strip() or ln, options, None,
+                                  "prompt:key-list")
+        words = list(_LETTER_WORDS.finditer(ln))
+        if len(words) >= 2 and ln.rstrip().endswith(":"):
+            # "replace a.txt? [y]es, [n]o, [A]ll, [N]one, [r]ename:"
+            options = [_option(rules, i, m.group("key") + m.group("rest"), m.group("key"), False)
+                       for i, m in enumerate(words)]
+            return _inline_prompt(view, rules, agent, pos, ln[: words[0].start()].strip(), options, None,
+                                  "prompt:letter-words")
+    if "(" in ln:
+        sm = _SINGLE_KEY.search(ln)
+        if sm is not None:  # npm's "Ok to proceed? (y)"
+            options = [_option(rules, 0, "Yes", "y", False)]
+            return _inline_prompt(view, rules, agent, pos, ln[: sm.start() + 1].strip(), options, 0,
+                                  "prompt:single-key")
     return None
 
 
@@ -1033,7 +1109,7 @@ def _inline_prompt(view: _View, rules: _Rules, agent: str, pos: int, question: s
     if not question or len(question) < 4:
         _, above = _question_above(view, rules, pos, limit=4)
         question = (above + " " + question).strip() if question else above
-    start = _region_start(view, pos)
+    start = _region_start(view, pos, 20)
     subject = _subject(view, start, pos)
     if default is not None:
         options[default].highlighted = True
@@ -1078,6 +1154,7 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
             return None
         low = ln.lower()
         options: list[PromptOption] = []
+        first_option = -1
         style = "text"
         if "press enter" in low or "enter to continue" in low or "enter to confirm" in low:
             em = re.search(r"enter to (\w+)", low)
@@ -1087,9 +1164,11 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
             style = "enter"
         elif is_dialog:
             style = "arrows"
-            options = _options_above(view, rules, anchor, pos)
+            options, first_option = _options_above(view, rules, anchor, pos)
+            if options and first_option >= 0 and all(o.label in view.lines[first_option] for o in options):
+                style = "enter"  # side by side (opencode): Enter takes the selected one; arrows are not ours to guess
         start = _region_start(view, anchor)
-        subject = _subject(view, start, anchor)
+        subject = _subject(view, start, anchor, first_option if first_option > anchor else None)
         default_kind: PromptKind = "yes_no" if (options or question.endswith("?") or is_dialog) else "free_text"
         kind = _kind(rules, question + " " + subject[-200:], default_kind)
         prompt = _make_prompt(rules, agent, kind, question, options, style, subject)
@@ -1097,23 +1176,43 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
     return None
 
 
-def _options_above(view: _View, rules: _Rules, q_line: int, hint_line: int) -> list[PromptOption]:
-    """Plain option lines between a question and a dialog's hint line (opencode's question tool)."""
+def _row_options(view: _View, rules: _Rules, line: int, text: str, start: int = 0) -> list[PromptOption]:
+    """The options laid out side by side on one row ("Allow once   Allow always   Reject"); the
+    one drawn in reverse video (when the screen kept it) is highlighted."""
+    marks = view.hl.get(line, ()) if view.hl else ()
+    out: list[PromptOption] = []
+    for p in re.split(r"\s{3,}", text):
+        p = p.strip()
+        if p:
+            out.append(_option(rules, len(out), p, None, any(p == h or (len(h) > 2 and h in p) for h in marks)))
+    return out
+
+
+def _options_above(view: _View, rules: _Rules, q_line: int, hint_line: int) -> tuple[list[PromptOption], int]:
+    """Plain option lines between a question and a dialog's hint line (opencode's question tool and
+    permission panel), and the line of the first option (-1: none). A row of side-by-side options
+    is the choice; the lines above it (``$ command``) say what it approves."""
     out: list[PromptOption] = []
     hint = view.lines[hint_line]
     hm = rules.hints.search(hint) if rules.hints is not None else None
     row = hint[: hm.start()].strip() if hm else ""
     if len([p for p in re.split(r"\s{3,}", row) if p]) >= 2:
-        return [_option(rules, i, p, None, False) for i, p in enumerate(x for x in re.split(r"\s{3,}", row) if x)]
-    for ln in view.lines[q_line + 1:hint_line]:
-        if not ln or _is_rule(ln) or _is_hint(rules, ln):
-            continue
+        return _row_options(view, rules, hint_line, row), hint_line
+    body = [i for i in range(q_line + 1, hint_line)
+            if view.lines[i] and not _is_rule(view.lines[i]) and not _is_hint(rules, view.lines[i])]
+    for i in reversed(body):
+        if len([p for p in re.split(r"\s{3,}", view.lines[i]) if p]) >= 2:
+            opts = _row_options(view, rules, i, view.lines[i])
+            return (opts, i) if 2 <= len(opts) <= 9 else ([], -1)
+    first = -1
+    for i in body:
+        ln = view.lines[i]
         if len(ln) > 60:
-            return []
-        parts = [p for p in re.split(r"\s{3,}", ln) if p]
-        for p in parts:
-            out.append(_option(rules, len(out), p, None, False))
-    return out if 2 <= len(out) <= 9 else []
+            return [], -1
+        if first < 0:
+            first = i
+        out.append(_option(rules, len(out), ln, None, any(ln == h for h in (view.hl.get(i, ()) if view.hl else ()))))
+    return (out, first) if 2 <= len(out) <= 9 else ([], -1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1180,6 +1279,21 @@ def _tool_quotes(view: _View, line: int, kind: str) -> bool:
     return False
 
 
+def _mid_message(view: _View, line: int) -> bool:
+    """Whether ``line`` continues a sentence of a bulleted agent message (``⏺``/``•``) from the
+    line above: prose about an error, not the error."""
+    lines = view.lines
+    prev = lines[line - 1] if line > 0 else ""
+    if not prev or not (prev[-1].islower() or prev[-1] == ","):
+        return False
+    for k in range(line - 1, max(-1, line - 12), -1):
+        if not lines[k]:
+            return False
+        if _MESSAGE_BULLET.match(lines[k]):
+            return True
+    return False
+
+
 def _blocker(view: _View, rules: _Rules, floor: int) -> tuple[Blocker, str] | None:
     if rules.blocker_any is None:
         return None
@@ -1194,6 +1308,10 @@ def _blocker(view: _View, rules: _Rules, floor: int) -> tuple[Blocker, str] | No
         ln = view.lines[line]
         if _INPUT_LINE.match(ln):
             continue  # the user's words
+        if not ln:
+            continue
+        if ln[0].isalnum() and _mid_message(view, line):
+            continue  # a sentence of the agent's answer wrapped onto this line ("...the API answers / 401 ...")
         if rules.not_blocker is not None and rules.not_blocker.search(ln):
             continue
         for kind, name, pat in rules.blockers:
@@ -1218,14 +1336,16 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     text = screen.text
     shash = screen.screen_hash
     blocks = _CHECKPOINT.findall(text) if "<checkpoint>" in text else []
-    if screen.dead:
-        return _obs(shash, "exited", "unknown", None, None, ["exited:pane-dead"], 1.0, rules, blocks)
     raw_lines = text.split("\n")
+    if screen.dead:
+        return _exited(screen, rules, raw_lines, shash, blocks)
     while raw_lines and not raw_lines[-1].strip():
         raw_lines.pop()
     if len(raw_lines) > rules.recent_lines:
         raw_lines = raw_lines[-rules.recent_lines:]
     view = _View(raw_lines, rules.idle, rules.content_marks, rules.automaton)
+    if screen.highlights:
+        view.hl = _highlight_map(screen, raw_lines)
     nb = view.nonblank
     window = nb[-14] if len(nb) >= 14 else 0  # the bottom lines where live state shows
     agent = _agent(rules, screen, view, window)
@@ -1265,7 +1385,12 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     if title and ("\u2800" <= title[0] <= "\u28ff" or title[0] in "◐◓◑◒"):
         return _obs(shash, "busy", agent, None, None, ["busy:title-spinner"], 0.8, rules, blocks)
 
-    # 3. Blocked: an error a human must fix, after the agent's last activity and the user's last words.
+    # 3. A retry countdown as the last line: the agent waits to try again by itself (aider between
+    # attempts), so the error above it is not yet one a human must fix.
+    if view.content and view.area_top >= view.n and _RETRYING.match(view.lines[view.content[-1]]):
+        return _obs(shash, "busy", agent, None, None, ["busy-weak:retry-countdown"], 0.6, rules, blocks)
+
+    # 4. Blocked: an error a human must fix, after the agent's last activity and the user's last words.
     floor = busy_line
     for i in range(view.area_top - 1, floor, -1):
         ln = view.lines[i]
@@ -1276,7 +1401,19 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     if blk is not None:
         return _obs(shash, "blocked", agent, None, blk[0], [blk[1]], 0.85, rules, blocks)
 
-    # 4. Weak busy markers count as the last lines of output, unless the turn completed after them.
+    # 5. aider's composer ("diff>") is its last line whenever it waits; output below the last one
+    # without a prompt back at the bottom is an answer still streaming.
+    # A stream redrawn row by row (each line the one above it, grown) is an answer still coming in,
+    # whoever prints it: aider's live view, once its banner has scrolled away.
+    if view.input_line < 0 and view.box is None and screen.current_command not in _SHELLS:
+        last = view.lines[view.content[-1]] if view.content else ""
+        if last and _at(view, rules.idle, view.content[-1]) is None and not _SHELL_PROMPT.match(last):
+            if agent == "aider":
+                return _obs(shash, "busy", agent, None, None, ["busy-weak:aider-streaming"], 0.6, rules, blocks)
+            if agent == "unknown" and _redrawn_stream(view):
+                return _obs(shash, "busy", agent, None, None, ["busy-weak:redrawn-stream"], 0.5, rules, blocks)
+
+    # 6. Weak busy markers count as the last lines of output, unless the turn completed after them.
     content = view.content
     recent = content[-2:]
     for line, m in reversed(view.hits(rules.weak_busy, recent[0] if recent else view.n, view.area_top)):
@@ -1288,13 +1425,13 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     if tail and view.area_top >= view.n and tail[-1] > done_line and _GERUND_TAIL.search(view.lines[tail[-1]]):
         return _obs(shash, "busy", agent, None, None, ["busy-weak:trailing-ellipsis"], 0.5, rules, blocks)
 
-    # 5. Claude hides its input line while it works: a rule with only a status line under it.
+    # 7. Claude hides its input line while it works: a rule with only a status line under it.
     if view.input_line < 0 and view.box is None and agent == "claude":
         nb = view.nonblank
         if len(nb) >= 2 and _is_rule(view.lines[nb[-2]]) and nb[-1] > done_line:
             return _obs(shash, "busy", agent, None, None, ["busy-weak:no-input-line"], 0.5, rules, blocks)
 
-    # 6. Idle.
+    # 8. Idle.
     idle_line, idle_m = view.last_hit(rules.idle, max(window, nb[-6] if len(nb) >= 6 else 0))
     if view.input_line >= 0:
         return _obs(shash, "idle", agent, None, None, ["idle:input-line"], 0.85, rules, blocks)
@@ -1304,6 +1441,56 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         return _obs(shash, "idle", agent, None, None, [f"idle-done:{done_m.group(0)[:40].strip()}"], 0.8, rules,
                     blocks)
     return _obs(shash, "idle", agent, None, None, ["idle:no-marker"], 0.4, rules, blocks)
+
+
+_SHELLS = ("bash", "zsh", "sh", "fish", "dash")
+
+
+def _redrawn_stream(view: _View) -> bool:
+    """Whether the bottom lines are one growing line printed again and again (each a prefix of
+    the next, at least one longer than the one before): a live view re-rendering a stream."""
+    content = view.content
+    chain = 1
+    grew = False
+    for k in range(len(content) - 1, max(0, len(content) - 16), -1):
+        above, below = view.lines[content[k - 1]], view.lines[content[k]]
+        if not below.startswith(above):
+            break
+        chain += 1
+        grew = grew or len(below) > len(above)
+    return chain >= 4 and grew
+
+
+def _highlight_map(screen: Screen, raw_lines: list[str]) -> dict[int, list[str]]:
+    """Reverse-video text per view line (the view holds the last ``len(raw_lines)`` rows)."""
+    rows = screen.text.split("\n")
+    end = len(rows)
+    while end and not rows[end - 1].strip():
+        end -= 1
+    offset = end - len(raw_lines)
+    out: dict[int, list[str]] = {}
+    for row, a, b in screen.highlights:
+        if offset <= row < end:
+            piece = rows[row][a:b].strip()
+            if piece:
+                out.setdefault(row - offset, []).append(piece)
+    return out
+
+
+def _exited(screen: Screen, rules: _Rules, raw_lines: list[str], shash: str, blocks: list[str]) -> Observation:
+    """A dead pane: exited, with the agent's last words when they say why (an agent that cannot
+    reach its API prints the reason and quits: that is a blocker a human must fix, not a finish)."""
+    lines = [ln for ln in raw_lines if not ln.startswith("Pane is dead")]  # tmux's remain-on-exit note
+    while lines and not lines[-1].strip():
+        lines.pop()
+    lines = lines[-rules.recent_lines:]
+    view = _View(lines, rules.idle, rules.content_marks, rules.automaton)
+    nb = view.nonblank
+    agent = _agent(rules, screen, view, nb[-14] if len(nb) >= 14 else 0)
+    blk = _blocker(view, rules, -1) if nb else None
+    if blk is not None:
+        return _obs(shash, "exited", agent, None, blk[0], ["exited:pane-dead", blk[1]], 1.0, rules, blocks)
+    return _obs(shash, "exited", agent, None, None, ["exited:pane-dead"], 1.0, rules, blocks)
 
 
 def _obs(shash: str, state: str, agent: str, prompt: Prompt | None, blocker: Blocker | None,

@@ -6,6 +6,20 @@ default declines, a "don't ask again" option and free-text questions are never a
 automatically unless an explicit rule allows exactly that; the strike guard, the cooldown,
 the human-at-the-keyboard window and the intervention budget all stop us from fighting a
 prompt that does not go away.
+
+What counts as work (``RunState.saw_work``, kept by the runner; an idle agent finishes only
+after work, see :func:`counts_as_work`, which the runner should call on every observation):
+
+* an observation in state ``busy`` (a spinner, a streaming answer, a busy pane title);
+* an observation ``asking`` a ``tool_permission`` or ``edit_approval`` prompt, whoever answers
+  it (we, or a human after an escalation) and however quick the turn around it was: an agent
+  that asks to run a command or edit a file is working on the task.
+
+Not work: answering (or escalating) a ``trust_dialog``, a first-run settings menu, a plain
+``yes_no`` or ``numbered_menu`` question, a ``free_text`` question, a blocker, or an exit. Those
+happen before any task starts (``supervisor run -- aider`` asks three first-run questions), so
+counting them would "finish" the run seconds after start-up. ``decide`` itself never sets
+``saw_work``; it only reads it.
 """
 
 from __future__ import annotations
@@ -29,6 +43,19 @@ def _rx(pattern: str) -> re.Pattern[str]:
             _RX_CACHE.clear()
         rx = _RX_CACHE[pattern] = re.compile(pattern, re.I | re.M)
     return rx
+
+
+_WORK_PROMPTS = frozenset({"tool_permission", "edit_approval"})
+
+
+def counts_as_work(observation: Observation) -> bool:
+    """Whether this observation shows the agent working on the task (the runner sets
+    ``RunState.saw_work`` from it): busy, or asking to run a tool or make an edit. A trust dialog,
+    a first-run menu or a plain question is not work."""
+    if observation.state == "busy":
+        return True
+    prompt = observation.prompt
+    return observation.state == "asking" and prompt is not None and prompt.kind in _WORK_PROMPTS
 
 
 def _decision(kind: str, obs: Observation, policy_id: str, reason: str, *, rule: str | None = None,
@@ -83,8 +110,10 @@ def keys_for(prompt: Prompt, option: PromptOption) -> list[str] | None:
         return [key]
     if style == "letter_enter" and key:
         return [key, "Enter"]
-    if style == "enter" and (option.highlighted or prompt.default == option.index or len(prompt.options) == 1):
-        return ["Enter"]
+    if style == "enter":
+        if option.highlighted or prompt.default == option.index or len(prompt.options) == 1:
+            return ["Enter"]
+        return None  # only Enter is known to work here (side-by-side options move with keys we cannot see)
     # arrows from the highlighted option; without a visible cursor, Enter could pick anything
     if prompt.highlighted is None:
         return None
@@ -208,6 +237,12 @@ def decide(observation: Observation, run_state: RunState, policy: Policy, *, pol
     pid = policy_id or compiled_rules(policy).policy_id  # memoized per policy object
     state = obs.state
     if state == "exited":
+        if obs.blocker is not None and policy.answers.escalate_blockers:
+            # It died of an error a human must fix (no network, no credentials): not a finish.
+            blocker = obs.blocker
+            return _decision("escalate", obs, pid, f"the agent exited: {blocker.kind}: {blocker.message}",
+                             rule="exited-blocked", next_action=_blocker_next_action(blocker, rs),
+                             signature=blocker_signature(blocker))
         return _decision("finish", obs, pid, "the agent exited (the pane's program is gone)", rule="exited")
     if state == "asking" and obs.prompt is not None:
         return _decide_prompt(obs, rs, policy, pid)

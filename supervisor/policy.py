@@ -199,7 +199,7 @@ class AnswerRules(_P):
 class Timing(_P):
     """Delays and timeouts, in seconds unless named otherwise."""
 
-    settle_ms: int = Field(120, ge=0, le=10_000)
+    settle_ms: int = Field(30, ge=0, le=10_000)
     """Wait this long after the last output before classifying (screens mid-redraw lie)."""
     stall_timeout_s: float = Field(600.0, gt=0)
     """Busy with no output this long is a stall."""

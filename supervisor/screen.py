@@ -95,6 +95,54 @@ def normalize(raw: str) -> str:
     return "\n".join(lines)
 
 
+def _sgr_reverse(params: str, rev: bool) -> bool:
+    """The reverse-video state after one SGR sequence's parameters (``7`` on; ``27``/``0`` off)."""
+    parts = params.split(";") if params else ["0"]
+    i = 0
+    while i < len(parts):
+        p = parts[i] or "0"
+        if p in ("38", "48", "58"):  # extended colour: skip its sub-parameters
+            i += 3 if i + 1 < len(parts) and parts[i + 1] == "5" else 5
+            continue
+        if p == "7":
+            rev = True
+        elif p in ("0", "27"):
+            rev = False
+        i += 1
+    return rev
+
+
+def reverse_spans(raw: str) -> list[tuple[int, int, int]]:
+    """Reverse-video spans ``(row, first column, end column)`` of row-by-row ANSI text (what
+    ``capture-pane -e`` gives). Some TUIs show the selected option only in reverse video, which
+    plain text loses. Rows and columns are those of :func:`normalize`'s output."""
+    if "\x1b[" not in raw or "7" not in raw:
+        return []
+    spans: list[tuple[int, int, int]] = []
+    rev = False
+    for row, line in enumerate(raw.replace("\r\n", "\n").split("\n")):
+        col = 0
+        start = 0 if rev else -1
+        pos = 0
+        for m in _ESCAPE.finditer(line):
+            col += len(_CONTROLS.sub("", line[pos:m.start()]))
+            pos = m.end()
+            final = m.group(2)
+            if final == "C":
+                col += len(_csi(m))
+            elif final == "m":
+                now = _sgr_reverse(m.group(1), rev)
+                if now and not rev:
+                    start = col
+                elif rev and not now and col > start >= 0:
+                    spans.append((row, start, col))
+                rev = now
+        col += len(_CONTROLS.sub("", line[pos:]))
+        if rev and col > start >= 0:
+            spans.append((row, start, col))
+    return spans
+
+
 def needs_emulator(raw: str) -> bool:
     """True when the text moves the cursor (a raw byte stream), so only an emulator can lay it out."""
     return "\x1b" in raw and _NEEDS_EMULATOR.search(raw) is not None
@@ -142,10 +190,13 @@ def make_screen(
     The title defaults to the last OSC title found in ``raw``."""
     if not title:
         title = osc_title(raw)
+    highlights: tuple[tuple[int, int, int], ...] = ()
     if needs_emulator(raw):
         text = render_stream(raw, width=max(width, 200), height=max(height, 50))
     else:
         text = normalize(raw)
+        if "\x1b[" in raw:
+            highlights = tuple(reverse_spans(raw))
     return Screen.model_construct(
         text=text,
         width=width,
@@ -156,4 +207,5 @@ def make_screen(
         current_command=current_command,
         dead=dead,
         scrollback=normalize(scrollback) if scrollback else "",
+        highlights=highlights,
     )

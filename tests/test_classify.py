@@ -113,11 +113,12 @@ def test_claude_edit_approval(policy: Policy) -> None:
     assert decide(obs, fresh(), policy).keys == ["1"]
 
 
-def test_claude_plan_exit_never_picks_auto_accept(policy: Policy) -> None:
+def test_claude_plan_exit_is_escalated(policy: Policy) -> None:
+    """Approving a plan starts a whole batch of edits: a human reads the plan first."""
     obs = obs_of(S.CLAUDE_PLAN_EXIT, policy)
     assert obs.state == "asking"
     dec = decide(obs, fresh(), policy)
-    assert dec.keys == ["2"], dec.reason  # "Yes, and manually approve edits", not the persistent option 1
+    assert dec.kind == "escalate" and dec.approves is None, dec.reason
 
 
 def test_codex_approval_uses_the_shortcut_letter(policy: Policy) -> None:
@@ -151,18 +152,21 @@ def test_gemini_numbered_confirmation(policy: Policy) -> None:
     assert decide(obs, fresh(), policy).keys == ["1"]
 
 
-@pytest.mark.parametrize(("text", "default_approves"), [(S.SHELL_APT, True), (S.SHELL_PIP, True),
-                                                         (S.SHELL_DEFAULT_NO, False)])
-def test_shell_yes_no_defaults(text: str, default_approves: bool, policy: Policy) -> None:
+@pytest.mark.parametrize(("text", "default_approves", "want"), [
+    (S.SHELL_APT, True, "answer"),
+    (S.SHELL_PIP, True, "danger"),  # the question is neutral; "Would remove:" above it is not
+    (S.SHELL_DEFAULT_NO, False, "default-no"),
+])
+def test_shell_yes_no_defaults(text: str, default_approves: bool, want: str, policy: Policy) -> None:
     obs = obs_of(text, policy)
     p = obs.prompt
     assert p.kind == "yes_no" and p.input_style == "letter_enter"
     assert p.default_approves is default_approves
     dec = decide(obs, fresh(), policy)
-    if default_approves:
+    if want == "answer":
         assert (dec.kind, dec.keys) == ("answer", ["y", "Enter"])
     else:
-        assert dec.kind == "escalate" and dec.rule == "default-no"
+        assert dec.kind == "escalate" and dec.rule == want, dec.reason
 
 
 def test_rm_interactive_is_asking_and_escalated(policy: Policy) -> None:
@@ -178,7 +182,8 @@ def test_trust_dialogs(policy: Policy) -> None:
     assert decide(claude, fresh(), policy).keys == ["1"]
     codex = obs_of(S.CODEX_TRUST, policy)
     assert codex.prompt.kind == "trust_dialog"
-    assert decide(codex, fresh(), policy).keys == ["1"]
+    # "Press enter to continue": in Codex's dialogs a digit only moves the cursor; Enter confirms
+    assert decide(codex, fresh(), policy).keys == ["Enter"]
 
 
 def test_bypass_warning_defaults_to_exit_and_is_escalated(policy: Policy) -> None:
@@ -370,6 +375,10 @@ _chunks = st.sampled_from([
     "\x1b[", "\x1b]0;", "\x07", "\x1b\\", "\r", "\b", "\t", "❯ 1. Yes", "2. No", "[y/N]", "(Y)es/(N)o [Yes]:",
     "esc to interrupt", "─" * 30, "⏺ ", "⎿ ", "API Error: 401", "<checkpoint>", "</checkpoint>", "\n",
     "Do you want to proceed?", "│", "╭──╮", "\x00", "\x9b", "rm -rf /", "x" * 5000,
+    # real layouts: reverse video, aider's composer and errors, shell questions, retry countdowns
+    "\x1b[7m", "\x1b[27m", "\x1b[38;5;7m", "diff> ", "notes.md", "litellm.RateLimitError: x", "■ ",
+    "Retrying in 1.0 seconds...", "[y,n,q,?]?", "[y]es, [n]o, [A]ll:", "Ok to proceed? (y)", "What now>",
+    "dev@box:~$ ", "╌" * 20, "⇆ select  enter confirm  esc dismiss", "Pane is dead (status 1)", "",
 ])
 
 
@@ -404,8 +413,9 @@ def _tmux(sock: str, *args: str) -> str:
 
 
 def _pane_screen(sock: str, target: str) -> Screen:
-    text = _tmux(sock, "capture-pane", "-p", "-e", "-t", target)
+    # Read pane_dead before the text: a pane seen dead has its final text, never a stale one.
     dead = _tmux(sock, "display-message", "-p", "-t", target, "#{pane_dead}").strip() == "1"
+    text = _tmux(sock, "capture-pane", "-p", "-e", "-t", target)
     cmd = _tmux(sock, "display-message", "-p", "-t", target, "#{pane_current_command}").strip()
     return make_screen(text, width=100, height=30, current_command=cmd, dead=dead)
 

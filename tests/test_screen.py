@@ -80,3 +80,20 @@ def test_normalize_never_raises_and_leaves_no_escapes(raw: str) -> None:
     assert all(line == line.rstrip() for line in out.split("\n"))
     assert not out.endswith("\n")
     make_screen(raw)  # the emulator path never raises either
+
+
+def test_reverse_video_spans_are_kept_as_highlights() -> None:
+    # opencode marks its selected option only in reverse video (capture-pane -e keeps it).
+    raw = "  △ Permission required\n  \x1b[7m Allow once \x1b[27m   Allow always   \x1b[1;31mReject\x1b[0m\n"
+    s = make_screen(raw)
+    assert s.text.splitlines()[1] == "   Allow once    Allow always   Reject"
+    assert s.highlights == ((1, 2, 14),)
+    row, a, b = s.highlights[0]
+    assert s.text.splitlines()[row][a:b].strip() == "Allow once"
+    assert make_screen(raw.replace("\x1b[7m", "").replace("\x1b[27m", "")).highlights == ()
+
+
+def test_reverse_video_state_carries_across_rows_and_ignores_colour_numbers() -> None:
+    s = make_screen("a \x1b[7mb\nc\x1b[0m d\n\x1b[38;5;7mnot reverse\x1b[m")
+    assert s.highlights == ((0, 2, 3), (1, 0, 1))
+    assert s.screen_hash != make_screen("a b\nc d\nnot reverse").screen_hash  # a moved selection is news
