@@ -212,7 +212,9 @@ def decide_checkpoint(checkpoint: CheckpointEvent, workflow_state: WorkflowState
     if body.status == "working":
         return _mk("continue", f"agent working on {node_id or '?'}", cp, policy, node_id=node_id,
                    rule="working")
-    if node is None:
+    # A step_done/workflow_done for a node the plan does not have is not evidence about the
+    # current node: the agent went off plan (or mislabels its work), so a human looks.
+    if node is None or (body.current_node and spec.node(body.current_node) is None):
         return _mk("escalate", f"checkpoint names unknown node {body.current_node!r}", cp, policy,
                    rule="unknown_node", next_action=f"check the spec and the agent, then `{_resume_cmd(st)}`")
 

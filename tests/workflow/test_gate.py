@@ -192,3 +192,12 @@ def test_re_reported_done_step_hands_nothing_new() -> None:
     st.current_node = "two"
     d = decide_checkpoint(cp(4, "step_done", "one"), st, SPEC, {"one.command1": res("one.command1", True)}, POLICY)
     assert d.kind == "continue" and d.text is None and d.rule == "workflow:already_done"
+
+
+def test_done_for_a_node_outside_the_plan_escalates_instead_of_verifying_the_current_one() -> None:
+    st = initial_state(SPEC, "run_u")
+    d = decide_checkpoint(cp(1, "step_done", "deploy"), st, SPEC, {}, POLICY)
+    assert d.kind == "escalate" and d.rule == "workflow:unknown_node" and "'deploy'" in d.reason
+    # A checkpoint that names no node at all still means the current one.
+    d = decide_checkpoint(cp(2, "step_done", None), st, SPEC, {}, POLICY)
+    assert d.kind == "verify"
