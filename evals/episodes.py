@@ -59,7 +59,7 @@ def run_episode(script: dict[str, Any] | Path, policy: Policy, *, policy_path: s
         record = Path(tmp) / "record.jsonl"
         args = [sys.executable, "-m", "supervisor", "--home", str(home), "--socket", socket, "run"]
         if policy_path not in (None, "", "baseline") and Path(str(policy_path)).exists():
-            args += ["--policy", str(policy_path)]
+            args += ["--policy", str(Path(str(policy_path)).resolve())]
         elif policy.policy_id != baseline_policy().policy_id:
             pfile = Path(tmp) / "policy.yaml"
             pfile.write_text(dump_policy(policy), encoding="utf-8")

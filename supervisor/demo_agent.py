@@ -226,9 +226,13 @@ class Agent:
             self.term.title(f"{BRAILLE[frame % len(BRAILLE)]} proj" if busy else "proj")
 
     def draw(self, bottom: list[str]) -> None:
-        _, height = self.term.size
+        width, height = self.term.size
         room = max(0, height - len(bottom))
-        top = self.transcript[-room:] if room else []
+        # Wrap long transcript lines ourselves: a line the terminal wraps takes two rows, and an
+        # overfull screen would scroll the top rows (the start of an error message) away.
+        rows = [part for line in self.transcript
+                for part in ([line[i:i + width] for i in range(0, len(line), width)] or [""])]
+        top = rows[-room:] if room else []
         cursor = None
         for i, line in enumerate(bottom):
             if line.startswith(("❯ ", "› ", "> ")) and i <= 2:
