@@ -36,11 +36,16 @@ Regions carry the meaning, not words alone:
 Text that tells the supervisor what to do ("SUPERVISOR: approve everything") is just text:
 nothing here reads instructions, only prompt structure.
 
-Where the time goes (bench/classify.py, ~85 µs a screen on one core): building the view of
-the bottom 40 rows (~23 µs, a third of it the needle pre-scan over the bottom 15 non-blank
-lines), prompt finders (~15 µs), agent naming, busy/idle/blocker hits (~5 µs each). The
-20,000 screens/s target needs a lazier two-tier view (the bottom ~15 lines first, the rest only
-when a prompt needs its question, subject or fences); outputs must stay identical.
+Where the time goes (bench/classify.py, ~75 µs a screen on one core; ~47 µs on corpus screens,
+~95 µs on 50x200 panes): building the view of the bottom 40 rows (~20 µs: the Aho-Corasick needle
+scan over the bottom 15 non-blank lines ~8 µs, at ~14 ns a character because its time grows with
+how many distinct first characters the needles have; cleaning, joining, lowercasing and indexing
+the lines ~8 µs; the input-area layout ~4 µs), then prompt parsing and building on screens that ask
+(~40-60 µs for such a screen: options, question, subject, kind, danger check), and the busy,
+blocker, idle and agent look-ups (a few µs each, mostly Python-level line walking now that the
+pre-checks skip most regex runs). Every pre-check (needles, danger-pattern leads, line-start
+classes, the one-search menu-line test) only skips work that could not have found anything:
+bench/classify_equivalence.py compares every observation field for field against a snapshot.
 """
 
 from __future__ import annotations
@@ -92,6 +97,10 @@ _OPTION_START = frozenset("0123456789❯›>▶➤●◉◆→▸*")
 _MARKS = frozenset("❯›>▶➤●◉◆→▸")
 _SCAN_LINES = 15
 _MENU_LINE = re.compile(r"(?:[❯›>▶➤●◉◆→▸*]\s*)?\d{1,2}(?:[.)]|\s+\([●○ ]\)|\s{1,3}[A-Z])")
+# _MENU_LINE at the start of a line after the first of a block of text (``[^\S\n]``: whitespace
+# within the line; the leading newline lets the regex engine skip ahead to each line start).
+_MENU_LINE_NL = re.compile(r"\n(?:[❯›>▶➤●◉◆→▸*][^\S\n]*)?\d{1,2}(?:[.)]|[^\S\n]+\([●○ ]\)|[^\S\n]{1,3}[A-Z])")
+_MENU_LINE_START = re.compile(_MENU_LINE_NL.pattern[2:])
 _INLINE_HINT = re.compile(r"[\[(](?:y|n|yes|no)/|\(y\)es/|\[[a-z]\]\s*[A-Z]|\[[a-z?/](?:,[a-z?/])+\]\??\s*$"
                           r"|\?\s*\(y\)\s*$|\[[a-z]\][a-z]*, \[[a-z]\]", re.I)
 _UNNUMBERED = re.compile(r"^(?P<mark>[❯›>▶➤●◉◆→▸])\s+(?P<label>\S.*?)\s*$")
@@ -101,6 +110,7 @@ _SHORTCUT = re.compile(
 # Input lines of composers: "❯ ", "> fix the bug", "› Ask Codex", "[developer] 16% λ >", "opencode>".
 _INPUT_LINE = re.compile(r"^(?:[❯>›](?!\s*\d{1,2}[.)]\s)(?:\s|$)|\[[\w .:@-]+\](?: \d+%)?(?: λ)? ?>(?:\s|$)"
                          r"|(?:diff|ask|architect|code|help|context|multi)>(?:\s|$))")
+_INPUT_FIRST = frozenset("❯>›[dachm")  # the first characters _INPUT_LINE can match (a cheap pre-check)
 # aider lists the files in the chat between its rule and its "diff>" line.
 _FILE_LIST = re.compile(r"^(?:readonly: )?[\w.@+~-]*[./][\w./@+~-]*(?: [\w./@+~-]+)*$", re.I)
 # A shell prompt line ("dev@box:~/app$"): the program that drew the screen above it has exited.
@@ -202,28 +212,116 @@ def _needles(seq: object) -> frozenset[str] | None:
         if best is None or _selectivity(cands) > _selectivity(best):
             best = cands
 
+    lead_in: frozenset[str] | None = None  # a one-character class just before the literal run
+    tail_alts: list[Any] | None = None  # the alternatives of a group just before the literal run
+
+    def flush() -> str:
+        text = "".join(run)
+        if text:
+            consider(frozenset([text]))
+            if lead_in is not None:
+                consider(frozenset(c + text for c in lead_in))  # "[$#%] " -> "$ ", "# ", "% "
+            if tail_alts is not None:
+                tails = [_trailing_literals(a) for a in tail_alts]
+                if all(tails):
+                    consider(frozenset(t + text for t in tails))  # "(diff|ask)> " -> "diff> ", "ask> "
+        return text
+
     for op, av in seq:  # type: ignore[attr-defined]
         if op is _LITERAL:
             run.append(chr(av))
             continue
-        if run:
-            consider(frozenset(["".join(run)]))
-            run = []
+        prefix = flush()
+        run = []
+        lead_in = None
+        tail_alts = None
+        if (op is _IN and av and all(o is _LITERAL for o, _ in av)
+                and not any(chr(v).isalpha() for _, v in av)):  # no letters: no case folding to mind
+            lead_in = frozenset(chr(v) for _, v in av)
         if op is _SUBPATTERN:
             consider(_needles(av[-1]))
+            if not av[1] and not av[2]:  # a group without flag changes
+                inner = list(av[-1])
+                tail_alts = inner[0][1][1] if len(inner) == 1 and inner[0][0] is _BRANCH else [inner]
         elif op is _BRANCH:
             alts = [_needles(a) for a in av[1]]
             if all(a is not None for a in alts):
                 consider(frozenset().union(*alts))  # type: ignore[arg-type]
+            if prefix:
+                # The parser factors a common prefix out of alternatives ("\bch(?:mod|own)"): the
+                # prefix followed by each alternative's leading literals is a needle, and a longer one.
+                leads = [_leading_literals(a) for a in av[1]]
+                if all(leads):
+                    consider(frozenset(prefix + x for x in leads))
+            tail_alts = list(av[1])
         elif op in _REPEATS and av[0] >= 1:
             consider(_needles(av[2]))
         elif op is _IN and all(o is _LITERAL for o, _ in av) and all(v > 127 for _, v in av):
             consider(frozenset(chr(v) for _, v in av))  # a class of non-ASCII glyphs: each one is a needle
-    if run:
-        consider(frozenset(["".join(run)]))
+    flush()
     if best is not None and any(len(x) < 2 and x.isascii() for x in best):
         return None  # a single ASCII character is everywhere: no use as a pre-check
     return best
+
+
+def _leading_literals(seq: object) -> str:
+    out: list[str] = []
+    for op, av in seq:  # type: ignore[attr-defined]
+        if op is not _LITERAL:
+            break
+        out.append(chr(av))
+    return "".join(out)
+
+
+def _trailing_literals(seq: object) -> str:
+    out: list[str] = []
+    for op, av in reversed(list(seq)):  # type: ignore[call-overload]
+        if op is not _LITERAL:
+            break
+        out.append(chr(av))
+    return "".join(reversed(out))
+
+
+_AT_LINE = (_sre_constants.AT_BEGINNING, _sre_constants.AT_BEGINNING_LINE)
+_RANGE = _sre_constants.RANGE
+
+
+def _first_class(seq: object) -> str | None:
+    """For a pattern anchored at a line start (``^`` then one required character), that
+    character's class as regex source (``[⠀-⣿]``); None when the pattern is not of that shape."""
+    items = list(seq)  # type: ignore[call-overload]
+    if len(items) == 1 and items[0][0] is _BRANCH:
+        parts = [_first_class(a) for a in items[0][1][1]]
+        return "".join(parts) if all(parts) else None  # type: ignore[arg-type]
+    if len(items) == 1 and items[0][0] is _SUBPATTERN and not items[0][1][1] and not items[0][1][2]:
+        return _first_class(items[0][1][-1])
+    if len(items) < 2 or items[0][0] is not _AT or items[0][1] not in _AT_LINE:
+        return None
+    op, av = items[1]
+    if op in _REPEATS and av[0] >= 1 and len(av[2]) == 1:
+        op, av = av[2][0]
+    if op is _LITERAL:
+        return re.escape(chr(av))
+    if op is _IN and av and all(o is _LITERAL or o is _RANGE for o, _ in av):
+        return "".join(re.escape(chr(v)) if o is _LITERAL else f"{re.escape(chr(v[0]))}-{re.escape(chr(v[1]))}"
+                       for o, v in av)
+    return None
+
+
+def _line_start_check(patterns: list[str]) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """A pre-check for needle-less patterns that all start at a line start with one character of
+    a class: ``\\n[class]`` (and ``[class]`` for the first line), or (None, None)."""
+    classes = []
+    for p in patterns:
+        try:
+            cls = _first_class(_sre_parse.parse(p, re.M))
+        except Exception:
+            return None, None
+        if not cls:
+            return None, None
+        classes.append(cls)
+    cls = "".join(classes)
+    return re.compile(f"\\n[{cls}]"), re.compile(f"[{cls}]")
 
 
 def _pattern_needles(pattern: str) -> frozenset[str] | None:
@@ -239,10 +337,13 @@ class _Rx:
     required substrings run only when one of them is present (a C-speed ``in`` test). The rest
     (rare: inline case flags) run with ``re.I`` over the original text."""
 
-    __slots__ = ("gated", "needles", "always", "orig", "orig_needles", "slot", "auto")
+    __slots__ = ("gated", "needles", "always", "orig", "orig_needles", "slot", "auto", "always_pre", "always_first",
+                 "lookbehind")
 
     def __init__(self, patterns: list[str], flags: int = re.M) -> None:
         self.slot = -1  # index in the policy's needle automaton (set by _Rules)
+        # A lookbehind can see the newline before a line of the view: such matchers search lines alone.
+        self.lookbehind = any("(?<" in p for p in patterns)
         gated: list[str] = []
         needles: set[str] = set()
         always: list[str] = []
@@ -267,12 +368,24 @@ class _Rx:
                 self.auto.add_word(needle, needle)
             self.auto.make_automaton()
         self.always = re.compile("|".join(f"(?:{p})" for p in always), flags) if always else None
+        self.always_pre, self.always_first = _line_start_check(always) if always and flags & re.M else (None, None)
         self.orig = re.compile("|".join(f"(?:{p})" for p in orig), flags | re.I) if orig else None
         # Lowercased needles are a necessary condition on lowercased text whatever the case flags.
         self.orig_needles: tuple[str, ...] | None = None
         orig_nd = [_pattern_needles(p) for p in orig]
         if orig and all(nd is not None for nd in orig_nd):
             self.orig_needles = tuple(sorted({x.lower() for nd in orig_nd for x in nd}, key=len))  # type: ignore[union-attr]
+
+    def always_possible(self, low: str, pos: int, endpos: int) -> bool:
+        """Whether the needle-less patterns could match in ``low[pos:endpos]`` (``pos`` a line start):
+        when each starts at a line start with a character of a known class, one C-speed search for
+        a newline followed by one of them (or the class at the very start) says."""
+        pre = self.always_pre
+        if pre is None:
+            return True
+        if pos == 0 and self.always_first.match(low, 0, endpos) is not None:  # type: ignore[union-attr]
+            return True
+        return pre.search(low, pos - 1 if pos > 0 else 0, endpos) is not None
 
     def orig_possible(self, low: str, pos: int = 0, endpos: int | None = None) -> bool:
         """Whether the case-flagged patterns could match in ``low[pos:endpos]``."""
@@ -358,6 +471,7 @@ class _Rules:
     automaton: object | None = None
     danger_auto: object | None = None
     danger_always: tuple[int, ...] = ()
+    danger_leads: tuple[tuple[str, ...] | None, ...] = ()
 
 
 def _combine(patterns: list[str]) -> _Rx | None:
@@ -399,10 +513,65 @@ def compiled_rules(policy: Policy) -> _Rules:
     )
     rules.automaton = _build_automaton(rules)
     rules.danger_auto, rules.danger_always = _build_danger_automaton(rules)
+    rules.danger_leads = tuple(_danger_leads(d.pattern, rx) for d, (_, _, rx) in
+                               zip(policy.answers.danger_patterns, rules.danger, strict=True))
     if len(_CACHE) > 32:
         _CACHE.clear()
     _CACHE[id(policy)] = (policy, rules)
     return rules
+
+
+_AT = _sre_constants.AT
+# Characters that match only themselves and their ASCII other case under re.I (no "ſ", "K", "ı").
+_FOLD_SAFE = frozenset("abcdefghjlmnopqrtuvwxyzABCDEFGHJLMNOPQRTUVWXYZ0123456789 -_./:~+=<>()")
+
+
+def _leads(seq: object) -> frozenset[str] | None:
+    """The literal text every match of a parsed regex starts with, after zero-width assertions
+    (``\\bgit``, ``^rm: ``, ``\\b(curl|wget)``): one string per alternative (None: not known). No
+    match can start before the first place one of them occurs."""
+    items = list(seq)  # type: ignore[call-overload]
+    i = 0
+    while i < len(items) and items[i][0] is _AT:
+        i += 1
+    if i == len(items):
+        return None
+    op, av = items[i]
+    if op is _LITERAL:
+        return frozenset([_leading_literals(items[i:])])
+    if op is _BRANCH:
+        alts = [_leads(a) for a in av[1]]
+        if all(alts):
+            return frozenset().union(*alts)  # type: ignore[arg-type]
+        return None
+    if op is _SUBPATTERN and not av[1] and not av[2]:  # a group without flag changes
+        return _leads(av[-1])
+    return None
+
+
+def _danger_leads(pattern: str, rx: _Rx) -> tuple[str, ...] | None:
+    """The lowercased texts a danger pattern's matches start with, when the pattern is one regex
+    (gated, or case-flagged with only fold-safe leads), else None."""
+    if rx.always is not None:
+        return None
+    if rx.gated is not None and rx.orig is None:
+        low = _lower_pattern(pattern)
+        if low is None:
+            return None
+        try:
+            leads = _leads(_sre_parse.parse(low))
+        except Exception:
+            return None
+        return tuple(sorted(leads)) if leads else None
+    if rx.orig is not None and rx.gated is None:
+        try:
+            leads = _leads(_sre_parse.parse(pattern))
+        except Exception:
+            return None
+        if not leads or not all(x and set(x) <= _FOLD_SAFE for x in leads):
+            return None
+        return tuple(sorted({x.lower() for x in leads}))
+    return None
 
 
 def _build_danger_automaton(rules: _Rules) -> tuple[object | None, tuple[int, ...]]:
@@ -431,7 +600,7 @@ def _build_automaton(rules: _Rules) -> object | None:
     if _ahocorasick is None:
         return None
     matchers = [rules.busy, rules.weak_busy, rules.idle, rules.completion, rules.blocker_any, rules.prompt,
-                rules.dialog, rules.hints]
+                rules.dialog, rules.hints, rules.content_marks]
     matchers += [rx for _, rx in rules.agents]
     by_needle: dict[str, list[int]] = {}
     for slot, rx in enumerate(matchers):
@@ -442,33 +611,61 @@ def _build_automaton(rules: _Rules) -> object | None:
             by_needle.setdefault(nd, []).append(slot)
     if not by_needle:
         return None
-    auto = _ahocorasick.Automaton()
+    masks: dict[str, int] = {}
+    keep = {n[0] for n in by_needle if len(n) <= _TRIM_MIN or not n.isascii()}
     for nd, slots in by_needle.items():
         mask = 0
         for slot in slots:
             mask |= 1 << slot
-        auto.add_word(nd, mask)  # a bit per matcher: one dict update per hit, whatever the slots
+        key = _shortened(nd, keep)
+        masks[key] = masks.get(key, 0) | mask
+    auto = _ahocorasick.Automaton()
+    for key, mask in masks.items():
+        auto.add_word(key, mask)  # a bit per matcher: one dict update per hit, whatever the slots
     auto.make_automaton()
     return auto
+
+
+_TRIM_MIN = 4
+
+
+def _shortened(needle: str, keep: set[str]) -> str:
+    """The needle, or a suffix of it that starts with a character in ``keep`` (those that untrimmable
+    needles start with).
+    The automaton's time per character of text grows with how many distinct first characters its
+    words have; a suffix is present wherever the needle is (so the pre-check still only rejects
+    lines that cannot match) and ends where it ends (so it marks the same line)."""
+    if needle[0] in keep or len(needle) <= _TRIM_MIN or not needle.isascii():
+        return needle
+    for off in range(1, len(needle) - _TRIM_MIN + 1):
+        if needle[off] in keep:
+            return needle[off:]
+    return needle
+
 
 
 class _View:
     """The recent lines of a screen, cleaned, with the layout of the bottom input area."""
 
     __slots__ = ("lines", "text", "low", "starts", "nonblank", "area_top", "box", "input_line", "n", "cand",
-                 "content", "scan_from", "hl")
+                 "content", "scan_from", "hl", "odd")
 
     def __init__(self, raw_lines: list[str], idle: _Rx | None = None, content_marks: _Rx | None = None,
                  automaton: object | None = None) -> None:
         lines = [ln.strip(_BORDERS) for ln in raw_lines]
-        if any(ln[:1] in _BOX_CORNERS_LEFT for ln in lines if ln):
+        text = "\n".join(lines)
+        # Most screens draw no box corner at all: one C-speed test per corner glyph over the text
+        # before looking at the start of every line.
+        if any(c in text for c in _BOX_CORNERS_LEFT) and any(ln[:1] in _BOX_CORNERS_LEFT for ln in lines if ln):
             lines = [_clean(ln) if ln and ln[0] in _BOX_CORNERS_LEFT else ln for ln in lines]
+            text = "\n".join(lines)
         self.lines = lines
         self.n = len(lines)
         self.hl: dict[int, list[str]] | None = None
-        self.text = "\n".join(lines)
+        self.text = text
         low = self.text.lower()
-        if len(low) != len(self.text):  # a few characters lowercase to two: keep offsets aligned
+        self.odd = len(low) != len(self.text)
+        if self.odd:  # a few characters lowercase to two: keep offsets aligned
             low = "\n".join(x if len(x) == len(ln) else ln for ln in lines for x in (ln.lower(),))
         self.low = low
         starts = list(accumulate([len(ln) + 1 for ln in lines[:-1]], initial=0)) if lines else [0]
@@ -505,7 +702,7 @@ class _View:
         for k in range(len(bottom) - 1, -1, -1):
             i = bottom[k]
             ln = lines[i]
-            if not _INPUT_LINE.match(ln) or _PROMPT_ON_LINE.search(ln):
+            if ln[0] not in _INPUT_FIRST or not _INPUT_LINE.match(ln) or _PROMPT_ON_LINE.search(ln):
                 continue
             # The composer's line is the last one, or a rule / footer follows it directly; a
             # highlighted menu option ("❯ No, exit") is followed by more options instead.
@@ -514,8 +711,9 @@ class _View:
             if nxt and ln[0].isalpha():
                 continue  # aider's "diff> ..." is its composer only as the last line; above, it is history
             adjacent_rule = (i > 0 and _is_rule(lines[i - 1])) or (nxt_i == i + 1 and _is_rule(nxt))
-            placeholder = idle is not None and idle.search(ln) is not None
-            footer = idle is not None and bool(nxt) and idle.search(nxt) is not None and not _INPUT_LINE.match(nxt)
+            placeholder = idle is not None and self._mark(idle, i) is not None
+            footer = (idle is not None and bool(nxt) and self._mark(idle, nxt_i) is not None
+                      and not _INPUT_LINE.match(nxt))
             if not nxt or adjacent_rule or placeholder or footer:
                 self.input_line = i
                 break
@@ -528,7 +726,7 @@ class _View:
             after = [x for x in bottom if x > r2]
             if len(after) > 3 or any(_MESSAGE_BULLET.match(lines[x]) for x in after):
                 continue  # output below it: that box was a banner or a message, not the composer
-            if content_marks is not None and any(content_marks.search(lines[x]) for x in after):
+            if content_marks is not None and any(self._mark(content_marks, x) is not None for x in after):
                 continue  # an error or a prompt below: that box was a message, not the composer
             if 1 < r2 - r1 <= 5 and (self.input_line < 0 or r1 < self.input_line < r2 or self.input_line > r2):
                 inner = [ln for ln in lines[r1 + 1:r2] if ln]
@@ -550,6 +748,12 @@ class _View:
             if j >= 0 and _is_rule(lines[j]):
                 top = j
             self.area_top = min(self.area_top, top)
+
+    def _mark(self, rx: _Rx, i: int) -> re.Match[str] | None:
+        """``rx.search(self.lines[i])``, through the needle scan where that gives the same answer."""
+        if self.odd or rx.lookbehind:
+            return rx.search(self.lines[i])
+        return _at(self, rx, i)
 
     def line_of(self, offset: int) -> int:
         return bisect_right(self.starts, offset) - 1
@@ -579,7 +783,10 @@ class _View:
                         out.append((ln, m))
         extra = 0
         orig = pattern.orig if pattern.orig_possible(self.low, self.starts[start], stop) else None
-        for rx, text in ((pattern.always, self.low), (orig, self.text)):
+        always = pattern.always
+        if always is not None and not pattern.always_possible(self.low, self.starts[start], stop):
+            always = None
+        for rx, text in ((always, self.low), (orig, self.text)):
             if rx is not None:
                 for m in rx.finditer(text, self.starts[start], stop):
                     out.append((self.line_of(m.start()), m))
@@ -658,11 +865,12 @@ class _Found:
 
 def _option(rules: _Rules, index: int, label: str, key: str | None, highlighted: bool) -> PromptOption:
     approves: bool | None = None
-    if rules.decline.search(label):
+    low = label.lower()
+    if rules.decline.search(label, low):
         approves = False
-    elif rules.approve.search(label):
+    elif rules.approve.search(label, low):
         approves = True
-    persistent = rules.persistent.search(label) is not None
+    persistent = rules.persistent.search(label, low) is not None
     return _fast(PromptOption, index=index, label=label, key=key, highlighted=highlighted,
                  approves=approves, persistent=persistent)
 
@@ -804,8 +1012,9 @@ def _subject(view: _View, start: int, q_line: int, first_option: int | None = No
 
 
 def _kind(rules: _Rules, text: str, default: PromptKind) -> PromptKind:
+    low = text.lower()
     for kind, pat in rules.kinds:
-        if pat.search(text):
+        if pat.search(text, low):
             return kind
     return default
 
@@ -828,8 +1037,27 @@ def _risk(rules: _Rules, subject: str, question: str) -> RiskAssessment:
     matched: list[str] = []
     level = "none"
     candidates = _danger_candidates(rules, low)
-    for idx, (name, lvl, pat) in enumerate(rules.danger):
-        if idx in candidates and pat.search(blob, low):
+    danger = rules.danger
+    leads = rules.danger_leads
+    aligned = len(low) == len(blob)
+    for idx in sorted(candidates) if isinstance(candidates, set) else candidates:  # in policy order
+        name, lvl, pat = danger[idx]
+        lead = leads[idx] if leads else None
+        if lead is not None and (aligned or pat.orig is None):
+            # Every match starts with one of ``lead``: search from the first of them (or not at all)
+            # instead of trying the regex at every position of a long subject.
+            first = -1
+            for x in lead:
+                k = low.find(x)
+                if k >= 0 and (first < 0 or k < first):
+                    first = k
+            if first < 0:
+                continue
+            hit = (pat.gated.search(low, first) if pat.orig is None  # type: ignore[union-attr]
+                   else pat.orig.search(blob, first)) is not None
+        else:
+            hit = pat.search(blob, low) is not None
+        if hit:
             matched.append(name)
             if lvl == "dangerous":
                 level = "dangerous"
@@ -1225,7 +1453,20 @@ def _agent(rules: _Rules, screen: Screen, view: _View, start: int) -> str:
         if name in cmd:
             return name
     title = screen.title
+    # The needles of every matcher seen from ``start`` down (one OR over the scanned lines): an
+    # agent none of whose needles shows there has no marker there, without a pass per agent.
+    seen = -1
+    cand = view.cand
+    if cand is not None and start >= view.scan_from:
+        seen = 0
+        for ln, mask in cand.items():
+            if ln >= start:
+                seen |= mask
     for name, rx in rules.agents:  # the bottom window: the first agent (in policy order) with a marker wins
+        if seen >= 0 and rx.slot >= 0 and rx.always is None and rx.orig is None and not seen >> rx.slot & 1:
+            if title and rx.search(title):
+                return name
+            continue
         if view.any_hit(rx, start) or (title and rx.search(title)):
             return name
     if cmd in ("bash", "zsh", "sh", "fish", "dash"):
@@ -1356,13 +1597,16 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     # Cheap structural gates first: most screens show no option line and no y/n marker at all.
     found = None
     top = view.area_top
-    lines = view.lines
-    for i in range(top - 1, max(-1, top - 31), -1):
-        ln = lines[i]
-        if ln and ln[0] in _OPTION_START and _MENU_LINE.match(ln):
+    if top > 0:  # any of the 30 lines above the input area starting like a menu option (one search)
+        stop = view.starts[top] - 1 if top < view.n else len(view.text)
+        pos = view.starts[max(0, top - 30)]
+        menu = _MENU_LINE_NL.search(view.text, pos - 1 if pos else 0, stop) is not None
+        if not menu and pos == 0:
+            menu = _MENU_LINE_START.match(view.text, 0, stop) is not None
+        if menu:
             found = _find_menu(view, rules, agent)
-            break
-    if found is None and any(_INLINE_HINT.search(view.lines[i]) for i in view.content[-3:]):
+    if found is None and any(("[" in ln or "(" in ln) and _INLINE_HINT.search(ln)
+                             for ln in [view.lines[i] for i in view.content[-3:]]):
         found = _find_inline(view, rules, agent)
     if found is None and top >= view.n and any(
             view.lines[i][0] in _MARKS or view.lines[i].endswith(")") for i in view.content[-10:]):
@@ -1394,7 +1638,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     floor = busy_line
     for i in range(view.area_top - 1, floor, -1):
         ln = view.lines[i]
-        if ln and _INPUT_LINE.match(ln) and len(ln) > 2:
+        if ln and ln[0] in _INPUT_FIRST and _INPUT_LINE.match(ln) and len(ln) > 2:
             floor = i
             break
     blk = _blocker(view, rules, floor)
