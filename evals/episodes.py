@@ -43,6 +43,21 @@ def _paused(home: Path) -> bool:
     return any(e.get("kind") == "pause" for e in _journal_events(home))
 
 
+def _wait_journals_quiet(home: Path, quiet_s: float = 0.5, limit_s: float = 10.0) -> None:
+    """Wait until the journals stop growing for ``quiet_s`` (at most ``limit_s``): the events that go
+    with a pause (friction, notification) are written just after it, and must not be cut off."""
+    def size() -> int:
+        return sum(p.stat().st_size for p in (home / "journals").glob("*.jsonl")) if (home / "journals").exists() else 0
+
+    deadline = time.monotonic() + limit_s
+    last, since = size(), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < quiet_s:
+        time.sleep(0.05)
+        now = size()
+        if now != last:
+            last, since = now, time.monotonic()
+
+
 def run_episode(script: dict[str, Any] | Path, policy: Policy, *, policy_path: str | None = None,
                 timeout_s: float = 60.0, extra_args: list[str] | None = None) -> dict[str, Any]:
     """Play one episode; returns the actual outcome: ``outcome``, ``exit_code``, ``interventions``,
@@ -80,6 +95,7 @@ def run_episode(script: dict[str, Any] | Path, policy: Policy, *, policy_path: s
                 except subprocess.TimeoutExpired:
                     pass
                 if _paused(home):
+                    _wait_journals_quiet(home)
                     proc.send_signal(signal.SIGTERM)
                     proc.wait(timeout=30)
                     outcome = "escalated"
