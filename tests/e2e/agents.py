@@ -1,0 +1,231 @@
+"""How to launch each real agent CLI against the fake model server, and a small tmux pane driver.
+
+Shared by the e2e tests and by ``capture_screens.py``. The agents are installed by
+``tests/e2e/install_agents.sh`` into ``$E2E_CACHE`` (default ``~/.cache/paneward-e2e``).
+
+Facts checked here (Claude Code 2.1.197, Codex CLI 0.169.0, aider 0.86.2):
+
+- Claude Code: ``ANTHROPIC_BASE_URL`` + ``ANTHROPIC_AUTH_TOKEN`` (a bearer token). With only
+  ``ANTHROPIC_API_KEY`` a fresh HOME first checks connectivity to the real service and exits;
+  once onboarding is done (``hasCompletedOnboarding`` in ``$HOME/.claude.json``) it instead asks
+  "Do you want to use this API key?" with "2. No (recommended)" highlighted.
+- Codex CLI: a custom provider in ``$CODEX_HOME/config.toml`` and ``codex --no-daemon``.
+- aider: ``OPENAI_API_BASE`` + ``OPENAI_API_KEY`` and ``--model openai/fake-model``.
+
+The pane driver talks to tmux through its command line (``tmux -L SOCKET``): only
+``supervisor/surfaces/`` may import libtmux, and the tests must see the panes the way a
+person would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+AGENTS = ("claude", "codex", "aider")
+CACHE = Path(os.environ.get("E2E_CACHE") or Path.home() / ".cache" / "paneward-e2e")
+BINARIES = {
+    "claude": CACHE / "claude" / "node_modules" / ".bin" / "claude",
+    "codex": CACHE / "codex" / "node_modules" / ".bin" / "codex",
+    "aider": CACHE / "aider-venv" / "bin" / "aider",
+}
+FAKE_MODEL = "fake-model"
+FAKE_API_KEY = "sk-ant-api03-e2e-fake-key-not-a-secret-0000000000000000000000-AAAAAAAA"
+
+
+def agent_binary(agent: str) -> Path | None:
+    """The installed binary of an agent, or None when ``make e2e`` has not installed it."""
+    path = BINARIES[agent]
+    return path if path.exists() and os.access(path, os.X_OK) else None
+
+
+def agent_version(agent: str) -> str:
+    """The agent's version as the installer recorded it (or ``unknown``)."""
+    try:
+        data = json.loads((CACHE / "versions.json").read_text())
+        return str(data[agent]["version"]) or "unknown"
+    except (OSError, ValueError, KeyError):
+        return "unknown"
+
+
+def base_env(home: Path) -> dict[str, str]:
+    """A clean environment: none of the caller's keys or agent settings leak into the agent."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "USER": os.environ.get("USER", "root"),
+        "SHELL": "/bin/bash",
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "NO_UPDATE_NOTIFIER": "1",
+    }
+    return env
+
+
+@dataclass
+class AgentLaunch:
+    """What to run in the pane, with which environment, where."""
+
+    agent: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    home: Path
+
+    @property
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+
+def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarded: bool = False) -> AgentLaunch:
+    """A fresh HOME and work folder (a git repo) under ``root`` and the launch for ``agent``.
+
+    ``api_key`` (Claude only): authenticate with ``ANTHROPIC_API_KEY`` instead of a bearer token.
+    ``onboarded``: skip the first-run questions the way a returning user has them answered
+    (Claude: ``.claude.json`` says onboarding is done — theme and security notes are skipped, the
+    trust dialog stays; without it a fresh HOME with only an API key checks the real service and
+    exits. Codex: the work folder is trusted in ``config.toml``. aider: ``--no-gitignore
+    --no-show-model-warnings --no-show-release-notes``).
+    """
+    home, work = root / "home", root / "work"
+    home.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = E2E Test\n\temail = e2e@example.invalid\n"
+                                     "[init]\n\tdefaultBranch = main\n")
+    env = base_env(home)
+    subprocess.run(["git", "init", "-q", str(work)], check=True, env=env)
+    binary = agent_binary(agent)
+    if binary is None:
+        raise FileNotFoundError(f"{agent} is not installed in {CACHE}: run tests/e2e/install_agents.sh")
+    if agent == "claude":
+        env.update(ANTHROPIC_BASE_URL=url, DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+                   DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+        if api_key:
+            env["ANTHROPIC_API_KEY"] = FAKE_API_KEY
+        else:
+            env["ANTHROPIC_AUTH_TOKEN"] = "dummy"
+        if onboarded:
+            (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "theme": "dark"}))
+        argv = [str(binary)]
+    elif agent == "codex":
+        codex_home = home / ".codex"
+        codex_home.mkdir(exist_ok=True)
+        (codex_home / "config.toml").write_text(
+            f'model = "{FAKE_MODEL}"\nmodel_provider = "fake"\napproval_policy = "on-request"\n'
+            'sandbox_mode = "read-only"\ncheck_for_update_on_startup = false\n\n'
+            f'[model_providers.fake]\nname = "Fake"\nbase_url = "{url}/v1"\nenv_key = "FAKE_API_KEY"\n'
+            'wire_api = "responses"\n'
+            + (f'\n[projects."{work}"]\ntrust_level = "trusted"\n' if onboarded else ""))
+        env.update(CODEX_HOME=str(codex_home), FAKE_API_KEY="dummy")
+        argv = [str(binary), "--no-daemon"]
+    elif agent == "aider":
+        env.update(OPENAI_API_BASE=f"{url}/v1", OPENAI_API_KEY="dummy", LITELLM_LOCAL_MODEL_COST_MAP="True")
+        argv = [str(binary), "--model", f"openai/{FAKE_MODEL}", "--edit-format", "diff", "--no-check-update",
+                "--no-analytics"]
+        if onboarded:
+            argv += ["--no-gitignore", "--no-show-model-warnings", "--no-show-release-notes"]
+    else:
+        raise ValueError(f"unknown agent {agent!r}")
+    return AgentLaunch(agent=agent, argv=argv, env=env, cwd=work, home=home)
+
+
+# --------------------------------------------------------------------------------------
+# a tmux pane driven through the tmux command line
+
+
+class TmuxError(RuntimeError):
+    pass
+
+
+@dataclass
+class Pane:
+    """One tmux session with one pane on a private server (``tmux -L socket``)."""
+
+    socket: str
+    session: str
+    target: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.target = f"{self.session}:0.0"
+
+    def tmux(self, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+        proc = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=env)
+        if check and proc.returncode != 0:
+            raise TmuxError(f"tmux {args[0]} failed: {proc.stderr.strip()}")
+        return proc.stdout
+
+    @classmethod
+    def start(cls, socket: str, session: str, launch: AgentLaunch, width: int = 120, height: int = 40) -> Pane:
+        if shutil.which("tmux") is None:
+            raise TmuxError("tmux is not installed")
+        pane = cls(socket, session)
+        env_args = [a for k, v in launch.env.items() for a in ("-e", f"{k}={v}")]
+        # The pane stays after the program exits so its last screen can be read. A server started
+        # here gets the clean environment as its global one (nothing of ours leaks).
+        args = ["new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", str(launch.cwd),
+                *env_args, launch.command, ";", "set-option", "-t", session, "remain-on-exit", "on"]
+        for attempt in range(5):
+            try:
+                pane.tmux(*args, env=launch.env)
+                break
+            except TmuxError as exc:
+                # The server of a session just killed may still be exiting: start a new one.
+                if "server exited" not in str(exc) or attempt == 4:
+                    raise
+                time.sleep(0.3)
+        pane.tmux("set-option", "-g", "focus-events", "on", check=False)
+        return pane
+
+    def capture(self, ansi: bool = False) -> str:
+        args = ["capture-pane", "-p", "-t", self.target]
+        if ansi:
+            args.append("-e")
+        return self.tmux(*args)
+
+    def text(self) -> str:
+        """The visible screen, trailing blank lines and spaces trimmed."""
+        return "\n".join(line.rstrip() for line in self.capture().rstrip("\n").split("\n")).rstrip("\n")
+
+    def info(self) -> dict[str, str]:
+        fmt = "#{pane_title}\t#{pane_current_command}\t#{pane_dead}\t#{cursor_x}\t#{cursor_y}\t#{pane_width}\t#{pane_height}"
+        title, cmd, dead, cx, cy, w, h = self.tmux("display-message", "-p", "-t", self.target, fmt).rstrip("\n").split("\t")
+        return {"title": title, "current_command": cmd, "dead": dead, "cursor_x": cx, "cursor_y": cy,
+                "width": w, "height": h}
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.target, *keys)
+
+    def type(self, text: str, enter: bool = True, pause: float = 0.6) -> None:
+        """Type text literally, then (after a pause, so Codex does not take it as a paste) Enter."""
+        self.tmux("send-keys", "-t", self.target, "-l", text)
+        if enter:
+            time.sleep(pause)
+            self.keys("Enter")
+
+    def resize(self, width: int, height: int) -> None:
+        self.tmux("resize-window", "-t", self.session, "-x", str(width), "-y", str(height))
+
+    def wait_for(self, pred: str | Callable[[str], bool], seconds: float = 30.0, interval: float = 0.2) -> str:
+        """Wait until the screen contains ``pred`` (a substring) or ``pred(screen)`` holds; return the screen."""
+        deadline = time.monotonic() + seconds
+        screen = ""
+        while True:
+            screen = self.text()
+            ok = pred in screen if isinstance(pred, str) else pred(screen)
+            if ok:
+                return screen
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"timed out after {seconds}s waiting for {pred!r}; screen:\n{screen}")
+            time.sleep(interval)
+
+    def kill(self) -> None:
+        self.tmux("kill-session", "-t", self.session, check=False)
