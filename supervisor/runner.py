@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from supervisor import __version__
+from supervisor.decide import counts_as_work
 from supervisor.errors import PaneGone, SurfaceError
 from supervisor.ids import new_id
 from supervisor.journal import Journal
@@ -62,11 +63,68 @@ MAX_SETTLE_DELAY_S = 1.0
 """Under continuous output (a spinner), observe at least this often anyway."""
 
 
+_INTERPRETERS = ("python", "python3", "node", "bun", "deno", "npx", "uv", "uvx", "pipx")
+_PACKAGE_HINTS = (("claude-code", "claude"), ("aider-chat", "aider"), ("gemini-cli", "gemini"),
+                  ("@openai/codex", "codex"), ("opencode-ai", "opencode"))
+
+
+def agent_from_argv(argv: list[str] | str | None) -> str:
+    """The agent a command line starts: ``aider --model x``, ``python3 -m aider``,
+    ``npx @anthropic-ai/claude-code`` ("unknown" if it names none). Only the program, or the
+    first words after an interpreter, count: an agent's name in a later argument does not."""
+    import shlex
+
+    if argv is None:
+        return "unknown"
+    if isinstance(argv, str):
+        try:
+            argv = shlex.split(argv)
+        except ValueError:
+            argv = argv.split()
+    words = [w for w in argv if w and "=" not in w.split("/")[0]][:4]  # skip VAR=value prefixes
+    for i, word in enumerate(words):
+        low = word.lower()
+        name = os.path.basename(low).removesuffix(".js").removesuffix(".py").removesuffix(".mjs")
+        if name in KNOWN_AGENT_COMMANDS and (i == 0 or name != "q"):
+            return KNOWN_AGENT_COMMANDS[name]
+        for hint, agent in _PACKAGE_HINTS:
+            if hint in low:
+                return agent
+        if i == 0 and name.rstrip("0123456789.") not in _INTERPRETERS and name != "env":
+            return "unknown"
+    return "unknown"
+
+
+def _process_agent(pid: int | None) -> str:
+    """The agent run by the pane's process or its descendants (``python3`` running aider, ``node``
+    running claude), from their command lines in /proc ("unknown" elsewhere)."""
+    seen, todo = 0, [pid] if pid else []
+    while todo and seen < 16:
+        p = todo.pop(0)
+        seen += 1
+        try:
+            argv = Path(f"/proc/{p}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        agent = agent_from_argv([a for a in argv if a])
+        if agent != "unknown":
+            return agent
+        with contextlib.suppress(OSError, ValueError):
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    return "unknown"
+
+
 def guess_agent(info: PaneInfo) -> str:
-    """The agent a pane runs, from its foreground command and title ("unknown" if neither says)."""
+    """The agent a pane runs, from its foreground command (an interpreter's: what it runs) and
+    title ("unknown" if neither says)."""
     cmd = os.path.basename(info.current_command or "").lower()
     if cmd in KNOWN_AGENT_COMMANDS:
         return KNOWN_AGENT_COMMANDS[cmd]
+    if cmd.rstrip("0123456789.") in _INTERPRETERS and info.pid:
+        agent = _process_agent(info.pid)
+        if agent != "unknown":
+            return agent
     title = info.title.lower()
     for hint, agent in _TITLE_HINTS:
         if hint in title:
@@ -153,6 +211,12 @@ class PaneRunner:
         self._human_turn = False
         self._stall_recorded_at: float | None = None
         self._last_full_obs_at = 0.0
+        self._end_extra: dict[str, Any] = {}
+        known = agent_from_argv(config.command)
+        self.known_agent = known if known != "unknown" else guess_agent(pane)
+        """The agent the runner knows it supervises (the command it launched, the pane's process):
+        filled into observations whose screen does not name it."""
+        """Extra ``run_ended`` fields (the blocker an exited agent showed)."""
         self.observations = 0
         self.decisions: list[Decision] = []
         from supervisor.judge import PaneJudge, build_judge
@@ -168,7 +232,7 @@ class PaneRunner:
             "run_id": self.run_id, "command": cmd if cmd is not None else info.current_command,
             "pane_id": self.pane_id, "session": info.session, "socket": self.socket,
             "policy_id": self.policy_id, "policy_name": self.policy.name,
-            "shadow_policy_ids": [pid for pid, _ in self.shadows], "agent": guess_agent(info),
+            "shadow_policy_ids": [pid for pid, _ in self.shadows], "agent": self.known_agent,
             "cwd": info.current_path or os.getcwd(), "host": socketlib.gethostname(), "pid": os.getpid(),
             "user": _user(), "package_version": __version__,
         })
@@ -183,7 +247,8 @@ class PaneRunner:
         self._append("run_ended", {"outcome": outcome, "exit_code": exit_code, "pane_id": self.pane_id,
                                    "reason": reason, "paused": self.state.paused,
                                    "pause_reason": self.state.pause_reason,
-                                   "interventions": self.state.interventions, "stalls": self.state.stalls})
+                                   "interventions": self.state.interventions, "stalls": self.state.stalls}
+                     | self._end_extra)
         self.journal.close()
 
     def stop(self) -> None:
@@ -265,6 +330,9 @@ class PaneRunner:
         obs = self._classify(screen, self.policy)
         if raw.info.dead and obs.state != "exited":
             obs = obs.model_copy(update={"state": "exited"})
+        classified_agent = obs.agent
+        if obs.agent == "unknown" and self.known_agent != "unknown":
+            obs = obs.model_copy(update={"agent": self.known_agent})
         prev_obs, prev_screen = self.last_obs, self.last_screen
         busy_repeat = (obs.state == "busy" and prev_obs is not None and prev_obs.state == "busy"
                        and trigger in ("output", "poll") and now - self._last_journaled_at < BUSY_JOURNAL_EVERY_S)
@@ -297,6 +365,12 @@ class PaneRunner:
         self.state.now = now
         if self.judge.judge is None:
             decision = self._decide(obs, self.state, self.policy, policy_id=self.policy_id)
+            if classified_agent != obs.agent and self._agent_keys_rule(decision):
+                # Fixed keys written for one agent's screen: only when the screen itself says it
+                # is that agent. Approve/decline keys come from the prompt's input style, which
+                # classify read off the screen, so the filled-in agent is safe there.
+                decision = self._decide(obs.model_copy(update={"agent": classified_agent}), self.state,
+                                        self.policy, policy_id=self.policy_id)
         else:  # rules first, the judge where they cannot decide, the safety rules over it
             decision, judge_call = self.judge.decide(obs, screen, self.state, policy_id=self.policy_id)
             if judge_call is not None:
@@ -318,6 +392,13 @@ class PaneRunner:
             self._advance(self.state, obs, decision, now)
             self._schedule(now, obs)
         return decision
+
+    def _agent_keys_rule(self, decision: Decision) -> bool:
+        """Whether an answer came from an agent-scoped rule that sends fixed keys."""
+        if decision.kind != "answer" or decision.rule is None:
+            return False
+        rule = next((r for r in self.policy.answers.rules if r.name == decision.rule), None)
+        return rule is not None and rule.then == "keys" and rule.when.agents is not None
 
     def _probe(self, now: float) -> None:
         """A quick look right after sending keys, only to confirm they took. Under continuous
@@ -354,8 +435,9 @@ class PaneRunner:
         """Fold one observation and its decision into the run state (decide saw the state before)."""
         rs.now = now
         rs.idle_streak = rs.idle_streak + 1 if obs.state == "idle" else 0
-        if obs.state == "busy":
+        if counts_as_work(obs):  # busy, or asking a tool/edit prompt: not a trust dialog or first-run menu
             rs.saw_work = True
+        if obs.state == "busy":
             if rs.busy_since is None:
                 rs.busy_since = now
         else:
@@ -376,7 +458,6 @@ class PaneRunner:
             rs.answers_to_same_prompt = 1
         rs.last_answer_at = now
         rs.interventions += 1
-        rs.saw_work = True
 
     @staticmethod
     def _note_escalation(rs: RunState, decision: Decision) -> None:
@@ -429,12 +510,15 @@ class PaneRunner:
         # Only where a human's keys matter (typing into the input box, answering a prompt), so a
         # new prompt after busy output is not delayed by a tmux round trip.
         if (client_input is not None and prev.state in ("idle", "asking") and obs.state != "exited"
-                and screen.screen_hash != prev_screen.screen_hash
+                and screen.text != prev_screen.text  # normalized text: a highlight moving is not typing
                 and client_input(self.pane.session, self._last_full_obs_at)):
             what = "input from an attached tmux client"
         elif prev.state == "asking" and prev.prompt is not None and not self.state.paused:
             gone = obs.state != "asking" or obs.prompt is None or obs.prompt.signature != prev.prompt.signature
-            if gone and obs.state != "exited":
+            # We answered that very prompt when we saw it: its going is our doing, however late
+            # (on a loaded machine) the next full observation comes after our keys.
+            ours = self._answered_sigs.get(prev.prompt.signature, -1.0) >= self._last_full_obs_at
+            if gone and not ours and obs.state != "exited":
                 what = f"prompt answered without us: {prev.prompt.question[:80]!r}"
         elif prev.state == "idle" and obs.state == "idle" and _input_changed(prev_screen, screen):
             what = "typing in the agent's input box"
@@ -498,6 +582,8 @@ class PaneRunner:
             self._stall_recorded_at = now
         kind = decision.kind
         if obs.state == "exited":
+            if kind == "escalate":  # rule exited-blocked: it died of an error a human must fix
+                self._exited_blocked(decision, obs)
             self.end("exited", exit_code=self._exit_status(raw.info), reason=decision.reason)
             return
         if kind == "answer":
@@ -545,6 +631,22 @@ class PaneRunner:
                     self._send(decision, keys, kind="exit_agent")
             if self.config.end_on_finish:
                 self.end("finished", reason=decision.reason)
+
+    def _exited_blocked(self, decision: Decision, obs: Observation) -> None:
+        """The agent exited showing a blocker (401, usage limit...): journal the pause (so
+        ``status``/``runs show`` say why and what to do) and a journal-only notification (a
+        display-message on a dead pane reaches nobody); ``run_ended`` carries the blocker too."""
+        next_action = decision.next_action or f"look at pane {self.pane_id} and handle it yourself"
+        blocker = obs.blocker.model_dump(mode="json") if obs.blocker is not None else None
+        self._note_escalation(self.state, decision)
+        self._append("pause", {"pause_reason": decision.reason, "next_action": next_action, "pane_id": self.pane_id,
+                               "rule": decision.rule, "state": obs.state, "risk": None, "blocker": blocker,
+                               "signature": decision.signature, "decision_id": decision.decision_id})
+        self._friction("escalation", decision.reason)
+        self._append("notification", {"channel": "journal", "title": "exited blocked", "ok": True,
+                                      "body": f"{self.pane_id} exited: {decision.reason} | next: {next_action}",
+                                      "pane_id": self.pane_id})
+        self._end_extra = {"blocker": blocker, "next_action": next_action, "rule": decision.rule}
 
     def _send(self, decision: Decision, keys: list[str], *, text: str | None = None,
               kind: Literal["send_keys", "exit_agent"] = "send_keys") -> None:

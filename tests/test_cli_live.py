@@ -148,3 +148,16 @@ def test_run_detach_supervises_in_the_background(env: dict[str, str], policy_fil
     runs = retry_until(lambda: [r for r in _status(env, "--all") if r["outcome"] == "finished"], 60,
                        message="the background run to finish")
     assert runs[0]["pane_id"] == "%0"
+
+
+@pytest.mark.slow
+def test_run_agent_exits_on_a_blocker_exit_6_with_the_reason(env: dict[str, str], policy_file: Path) -> None:
+    cmd = ["sh", "-c", "echo 'Working on it...'; sleep 0.3; "
+           "echo 'API Error: 401 invalid x-api-key · Please run /login'; exit 1"]
+    out = run_cli("run", "--policy", str(policy_file), "--", *cmd, env=env)
+    assert out.returncode == 6, out.stdout + out.stderr
+    assert "exited" in out.stdout and "exit 1" in out.stdout
+    assert "blocked: auth:" in out.stdout and "401" in out.stdout and "/login" in out.stdout, out.stdout
+    runs = _status(env, "--all")
+    assert runs[0]["outcome"] == "exited" and runs[0]["paused"] and "auth" in runs[0]["pause_reason"], runs
+    assert runs[0]["next_action"] and "/login" in runs[0]["next_action"]

@@ -29,7 +29,7 @@ def surface(tmux_socket: str):
 
 
 def _screen(surface: TmuxSurface, pane: str) -> str:
-    return surface.capture(pane).text
+    return surface.capture(pane).plain
 
 
 def test_menu_prompt_records_keys_and_choice(surface: TmuxSurface, tmp_path: Path) -> None:
@@ -39,7 +39,8 @@ def test_menu_prompt_records_keys_and_choice(surface: TmuxSurface, tmp_path: Pat
     ])
     rec = tmp_path / "rec.jsonl"
     pane = surface.new_session("a", agent_command(script, rec), width=100, height=30, cwd=str(REPO)).pane_id
-    text = retry_until(lambda: (t := _screen(surface, pane)) and "Do you want to proceed?" in t and t, 20,
+    # wait for the whole frame (its last line), not just the question: a capture can land mid-draw
+    text = retry_until(lambda: (t := _screen(surface, pane)) and "Esc to cancel" in t and t, 20,
                        message="the prompt")
     assert "❯ 1. Yes" in text and "Esc to cancel · Tab to amend" in text and "npm test" in text
     surface.send_keys(pane, ["Down", "Down"])
@@ -68,7 +69,9 @@ def test_yes_no_prompt_takes_a_letter_then_enter(surface: TmuxSurface, tmp_path:
 
 
 def test_exit_code_and_record_of_unexpected_keys(surface: TmuxSurface, tmp_path: Path, tmux_socket: str) -> None:
-    script = write_script(tmp_path, [{"spinner": {"seconds": 1.0}}, {"exit": {"code": 5}}])
+    # the key must land while the spinner runs: give it room on a loaded machine (the test does
+    # not wait for the spinner's end, it waits for the exit, which follows at once)
+    script = write_script(tmp_path, [{"spinner": {"seconds": 4.0}}, {"exit": {"code": 5}}])
     rec = tmp_path / "rec.jsonl"
     pane = surface.new_session("c", agent_command(script, rec), width=100, height=30, cwd=str(REPO)).pane_id
     retry_until(lambda: "esc to interrupt" in _screen(surface, pane), 20, message="the spinner")
@@ -88,7 +91,11 @@ def test_random_mode_records_draw_and_answer_times(surface: TmuxSurface, tmp_pat
     for n in range(2):
         retry_until(lambda n=n: any(r["event"] == "drawn" and r["id"] == f"r{n}" for r in read_record(rec)), 20,
                     message=f"prompt r{n}")
-        keys = ["y"] if "(y)" in _screen(surface, pane) else ["1"]
+        # "drawn" is recorded once the frame is written, which may be before tmux shows it: choose
+        # the keys from a screen that shows a prompt, never from the previous frame
+        screen = retry_until(lambda: (t := _screen(surface, pane)) and ("(y)" in t or "1. Yes" in t) and t, 20,
+                             message=f"prompt r{n} on screen")
+        keys = ["y"] if "(y)" in screen else ["1"]
         surface.send_keys(pane, keys)
         retry_until(lambda n=n: f"r{n}" in answers(rec), 10, message=f"answer r{n}")
     got = answers(rec)

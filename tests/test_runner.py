@@ -339,3 +339,157 @@ def test_keys_from_an_attached_tmux_client_are_the_human(harness, tmp_path: Path
     finally:
         client.kill()
         client.wait(timeout=10)
+
+
+def test_trust_dialog_then_idle_is_not_work(harness, tmp_path: Path) -> None:
+    """Answering a trust dialog (a first-run question) is not work: the agent then sits idle for
+    a few seconds (many finish re-check periods) and exits; the run must end "exited", never
+    "finished" before the user typed anything."""
+    script = write_script(tmp_path, [
+        {"prompt": {"id": "trust", "kind": "trust"}},
+        {"say": "Ready."},
+        {"idle": {"id": "wait", "seconds": 4}},
+        {"exit": {"code": 0}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness(policy=fast_policy(recheck_s=0.2))
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 40, message=lambda: f"the run to end; record={read_record(rec)[-3:]}")
+    assert "trust" in answers(rec)
+    assert runner.outcome == "exited", [e.payload["decision"]["reason"] for e in events(runner, "decision")]
+    assert not runner.state.saw_work
+    assert [e for e in events(runner, "decision") if e.payload["decision"]["rule"] == "idle"
+            and "not worked yet" in e.payload["decision"]["reason"]]
+
+
+def test_quick_tool_permission_counts_as_work(harness, tmp_path: Path) -> None:
+    """A tool permission is work even when the turn around it is too quick to be seen busy."""
+    script = write_script(tmp_path, [
+        {"prompt": {"id": "trust", "kind": "trust"}},
+        {"prompt": {"id": "p1", "kind": "bash", "command": "npm test"}},
+        {"say": "Done."},
+        {"idle": {"id": "wait", "seconds": 60}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness()
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 40, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    assert runner.outcome == "finished"
+    assert set(answers(rec)) == {"trust", "p1"}
+    states = [e.payload["observation"]["state"] for e in events(runner, "observation")]
+    assert "busy" not in states, states  # no spinner ever: the permission prompt alone was the work
+
+
+def test_human_typing_keeps_an_idle_run_from_finishing(harness, tmp_path: Path, tmux_socket: str) -> None:
+    """decide() would finish an idle run after work; the runner's human-active override waits."""
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"say": "What next?"},
+        {"idle": {"id": "ask", "seconds": 60}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    # the idle re-check (which would confirm the finish) comes after the human started typing
+    h = harness(policy=fast_policy(recheck_s=6.0, finish_confirmations=2))
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: [e for e in events(runner, "observation") if e.payload["observation"]["state"] == "idle"
+                         and "What next?" in e.payload["screen"]["text"]], 30, message="the idle input box")
+    assert runner.state.saw_work
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "-l", "please lint"], check=True)
+    got = retry_until(lambda: [e for e in events(runner, "decision")
+                               if e.payload["decision"]["rule"] == "human-active"], 30, message="a human-active wait")
+    assert got[0].payload["decision"]["kind"] == "wait"
+    assert not runner.done
+
+
+BLOCKED_EXIT = ["sh", "-c", "echo 'Working on it...'; sleep 0.3; "
+                "echo 'API Error: 401 invalid x-api-key · Please run /login'; exit 1"]
+"""A program that prints an auth error as its last line and exits 1 (like an agent without credentials)."""
+
+
+def test_exit_with_blocker_ends_exited_with_the_blocker(harness) -> None:
+    h = harness()
+    pane = h.surface.new_session("blocked", BLOCKED_EXIT, width=100, height=30)
+    runner = h.sup.add_pane(pane, command=BLOCKED_EXIT)
+    h.start()
+    retry_until(lambda: runner.done, 30, message="the run to end")
+    assert runner.outcome == "exited"
+    ended = events(runner, "run_ended")[0].payload
+    assert ended["exit_code"] == 1 and ended["blocker"]["kind"] == "auth", ended
+    assert "401" in ended["blocker"]["message"] and "auth" in ended["reason"] and "/login" in ended["next_action"]
+    pause = events(runner, "pause")[0].payload
+    assert pause["rule"] == "exited-blocked" and pause["state"] == "exited" and pause["next_action"]
+    note = events(runner, "notification")[0].payload
+    assert note["channel"] == "journal" and "auth" in note["body"]
+    from supervisor.runlog import summarize_journal
+
+    summary = summarize_journal(runner.journal.path)
+    assert summary.outcome == "exited" and summary.paused and "auth" in (summary.pause_reason or "")
+
+
+def test_agent_from_the_launched_command_or_the_pane_process(harness, tmp_path: Path) -> None:
+    """Nothing on screen names the agent: the runner fills in what it knows (the command it
+    launched; an interpreter's script), for journaling and decisions."""
+    from supervisor.runner import agent_from_argv, guess_agent
+
+    assert agent_from_argv(["python3", "-m", "aider", "--model", "x"]) == "aider"
+    assert agent_from_argv("npx @anthropic-ai/claude-code") == "claude"
+    assert agent_from_argv(["python3", "-m", "supervisor.demo_agent", "s.yaml"]) == "unknown"
+    assert agent_from_argv(["vim", "claude.md"]) == "unknown"
+    fake = tmp_path / "aider.py"
+    fake.write_text("import sys, time\nprint('hello from a tool', flush=True)\ntime.sleep(120)\n")
+    h = harness()
+    pane = h.surface.new_session("py", ["python3", str(fake)], width=80, height=20)
+    info = retry_until(lambda: (i := h.surface.pane_info(pane.pane_id)) and i.current_command.startswith("python")
+                       and i, 10, message="python in the pane")
+    assert guess_agent(info) == "aider"
+    launched = h.surface.new_session("launched", ["sh", "-c", "echo hello from a tool; exec cat"], width=80,
+                                     height=20)
+    r1 = h.sup.add_pane(h.surface.pane_info(pane.pane_id))
+    r2 = h.sup.add_pane(launched, command=["aider", "--model", "x"])
+    h.start()
+    for r in (r1, r2):
+        obs = retry_until(lambda r=r: [e.payload["observation"] for e in events(r, "observation")
+                                       if "hello from a tool" in e.payload["screen"]["text"]], 30,
+                          message="an observation")
+        assert obs[-1]["agent"] == "aider", obs[-1]
+        assert events(r, "run_started")[0].payload["agent"] == "aider"
+
+
+def test_agent_scoped_fixed_keys_need_the_screen_to_name_the_agent(tmp_path: Path) -> None:
+    """Pure check of the guard (no tmux needed): an agent-scoped ``then: keys`` rule is the one
+    kind of answer whose keys do not come from the screen's input style."""
+    from supervisor.runner import PaneRunner
+
+    pol = fast_policy()
+    keys_rule = next(r for r in pol.answers.rules if r.then == "keys" and r.when.agents)
+    runner = PaneRunner.__new__(PaneRunner)
+    runner.policy = pol
+    from supervisor.models import Decision
+
+    d = Decision(kind="answer", keys=["Enter"], reason="x", rule=keys_rule.name)
+    assert runner._agent_keys_rule(d)
+    assert not runner._agent_keys_rule(d.model_copy(update={"rule": "approve-tools-and-edits"}))
+
+
+def test_late_look_after_our_answer_is_not_a_human(harness) -> None:
+    """On a loaded machine the first full observation after our keys may come later than
+    ``confirm_timeout_s``; the prompt we answered being gone is still our doing, not a human's
+    (which would keep our hands off, and the run from finishing, for ``human_quiet_s``)."""
+    from supervisor.models import Observation, Prompt
+    from supervisor.screen import make_screen
+
+    h = harness()
+    pane = h.surface.new_session("late", ["cat"], width=80, height=20)
+    runner = h.sup.add_pane(pane)  # the loop is not running: the test drives the runner itself
+    prompt = Prompt(kind="tool_permission", question="Run npm test?", signature="prm_x")
+    asking = Observation(screen_hash="a", state="asking", agent="claude", prompt=prompt)
+    idle = Observation(screen_hash="b", state="idle", agent="claude")
+    s1, s2 = make_screen("Run npm test?\n❯ 1. Yes"), make_screen("ok\n❯")
+    runner._last_full_obs_at = 100.0
+    runner._answered_sigs["prm_x"] = 100.0  # we answered it when we saw it at t=100
+    runner._notice_human(110.0, idle, asking, s2, s1)  # next full look 10 s later
+    assert runner.state.human_active_until == 0 and not events(runner, "friction")
+    runner._answered_sigs.clear()  # a prompt we never answered that goes away: a human did it
+    runner._notice_human(110.0, idle, asking, s2, s1)
+    assert runner.state.human_active_until > 110.0
+    assert [e.payload["kind"] for e in events(runner, "friction")] == ["human_keystrokes"]

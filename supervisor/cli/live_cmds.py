@@ -97,6 +97,10 @@ def _printer(sup: Supervisor, *, quiet: bool = False) -> None:
         elif ev.kind == "run_ended":
             console.print(f"{stamp} {pane} run {runner.run_id} ended: [bold]{p.get('outcome')}[/]"
                           + (f" (exit {p.get('exit_code')})" if p.get("exit_code") is not None else ""))
+            blocker = p.get("blocker")
+            if blocker:  # it exited on an error a human must fix: say which, and what to do
+                console.print(f"         blocked: {blocker.get('kind')}: {blocker.get('message')}\n"
+                              f"         next: {p.get('next_action')}", markup=False, highlight=False)
         elif ev.kind == "run_started" and not quiet:
             console.print(f"{stamp} {pane} supervising ({p.get('agent')}) as run {runner.run_id}")
 

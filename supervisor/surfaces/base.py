@@ -58,10 +58,25 @@ class RawScreen:
     """A capture: raw text plus the pane facts ``make_screen`` needs."""
 
     text: str
+    """The visible rows as captured: with SGR escapes from tmux (``capture-pane -e``), so
+    ``make_screen`` sees reverse-video highlights. Use :attr:`plain` to search the text."""
     info: PaneInfo
     scrollback: str = ""
     captured_at: float = 0.0
     extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def plain(self) -> str:
+        """The visible text without escapes (what a human reads)."""
+        from supervisor.screen import normalize
+
+        return normalize(self.text)
+
+    @property
+    def plain_scrollback(self) -> str:
+        from supervisor.screen import normalize
+
+        return normalize(self.scrollback) if self.scrollback else ""
 
 
 OutputCallback = Callable[[OutputEvent], None]

@@ -99,6 +99,7 @@ class ControlClient:
         self.errors: list[str] = []
         self.lines_read = 0
         self._subscribed = False
+        self._subscribe_tries = 0
 
     @property
     def alive(self) -> bool:
@@ -121,6 +122,12 @@ class ControlClient:
         with contextlib.suppress(BrokenPipeError, ValueError, OSError):
             proc.stdin.write(line.encode() + b"\n")
 
+    def _subscribe(self) -> None:
+        """Ask tmux to report ``#{pane_dead}`` of every pane (again: a subscription of the same
+        name replaces the old one, and tmux reports every pane's current value at once)."""
+        self._subscribe_tries += 1
+        self.command(f"refresh-client -B '{DEAD_SUBSCRIPTION}:%*:#{{pane_dead}}'")
+
     def _read(self) -> None:
         with contextlib.suppress(AttributeError, ValueError, OSError):
             # Signals go to the main thread (the supervisor loop), never to this reader.
@@ -137,7 +144,12 @@ class ControlClient:
             if in_block:
                 if line.startswith((b"%end ", b"%error ")):
                     if line.startswith(b"%error") or block_error:
-                        self.errors.append(b" ".join(block).decode("utf-8", "replace"))
+                        error = b" ".join(block).decode("utf-8", "replace")
+                        self.errors.append(error)
+                        if self._subscribed and self._subscribe_tries < 5 and "client" in error.lower():
+                            # the pane_dead subscription was refused ("no current client"):
+                            # without it a pane's death is never reported, so ask again
+                            self._subscribe()
                     in_block, block = False, []
                 else:
                     block.append(line)
@@ -150,7 +162,7 @@ class ControlClient:
                 continue
             if note.name == "session-changed" and self.subscribe_dead and not self._subscribed:
                 self._subscribed = True
-                self.command(f"refresh-client -B '{DEAD_SUBSCRIPTION}:%*:#{{pane_dead}}'")
+                self._subscribe()
             with contextlib.suppress(Exception):  # a callback bug must not kill the reader
                 self._dispatch(note)
             if note.name == "exit":

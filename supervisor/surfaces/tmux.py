@@ -197,13 +197,16 @@ class TmuxSurface:
         return self._with_status(info)
 
     def capture(self, pane_id: str, *, scrollback: int = 0) -> RawScreen:
-        """One tmux call: the pane's facts, then its visible text (and up to ``scrollback`` lines
-        of history above it, in ``RawScreen.scrollback``)."""
+        """One tmux call: the pane's facts, then its visible text with its SGR escapes (and up to
+        ``scrollback`` lines of history above it, in ``RawScreen.scrollback``; ``RawScreen.plain``
+        is the text without escapes)."""
         args = ["-p", "-t", pane_id, PANE_FORMAT]
+        # -e keeps SGR escapes: some agents mark the selected option only in reverse video
+        # (make_screen records it as Screen.highlights and strips the escapes).
         if scrollback > 0:
-            args += [";", "capture-pane", "-p", "-t", pane_id, "-S", str(-scrollback), "-E", "-1",
+            args += [";", "capture-pane", "-p", "-e", "-t", pane_id, "-S", str(-scrollback), "-E", "-1",
                      ";", "display-message", "-p", _CUT]
-        args += [";", "capture-pane", "-p", "-t", pane_id]
+        args += [";", "capture-pane", "-p", "-e", "-t", pane_id]
         try:
             lines = self.cmd("display-message", *args)
         except PaneGone as exc:  # the chain fails at capture-pane: name that one

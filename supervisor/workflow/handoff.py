@@ -61,7 +61,9 @@ def new_handoff(body: str, *, decision_id: str | None, run_id: str, pane_id: str
 def screen_text_of(surface: Any, pane_id: str) -> str:
     """Visible text plus a little scrollback (the marker may have scrolled just off)."""
     raw = surface.capture(pane_id, scrollback=200)
-    return f"{getattr(raw, 'scrollback', '')}\n{raw.text}"
+    from supervisor.screen import normalize  # tmux captures carry SGR escapes (capture-pane -e)
+
+    return f"{normalize(getattr(raw, 'scrollback', ''))}\n{normalize(raw.text)}"
 
 
 def marker_visible(surface: Any, pane_id: str, marker: str) -> bool:

@@ -29,9 +29,9 @@ def test_session_capture_keys_and_info(surface: TmuxSurface) -> None:
     assert pane.pane_id.startswith("%") and pane.session == "work"
     assert (pane.width, pane.height) == (90, 20)
     surface.send_keys(pane.pane_id, ["hello", "Enter"])
-    retry_until(lambda: surface.capture(pane.pane_id).text.count("hello") == 2, 10, message="cat's echo")
+    retry_until(lambda: surface.capture(pane.pane_id).plain.count("hello") == 2, 10, message="cat's echo")
     surface.paste_text(pane.pane_id, "literal Enter text")
-    raw = retry_until(lambda: (r := surface.capture(pane.pane_id)) and "literal Enter text" in r.text and r, 10,
+    raw = retry_until(lambda: (r := surface.capture(pane.pane_id)) and "literal Enter text" in r.plain and r, 10,
                       message="the typed text on screen")
     assert raw.text.splitlines()[:2] == ["hello", "hello"]  # cat echoes the line back
     assert raw.info.current_command == "cat" and not raw.info.dead
@@ -42,10 +42,10 @@ def test_session_capture_keys_and_info(surface: TmuxSurface) -> None:
 def test_capture_with_scrollback(surface: TmuxSurface) -> None:
     cmd = ["sh", "-c", "for i in $(seq 1 40); do echo line$i; done; exec cat"]
     pane = surface.new_session("sb", cmd, width=80, height=10)
-    raw = retry_until(lambda: (r := surface.capture(pane.pane_id, scrollback=5)) and "line40" in r.text and r, 10,
+    raw = retry_until(lambda: (r := surface.capture(pane.pane_id, scrollback=5)) and "line40" in r.plain and r, 10,
                       message="all lines printed")
     assert raw.scrollback.splitlines() == [f"line{i}" for i in range(27, 32)]
-    assert raw.text.splitlines()[0] == "line32"
+    assert raw.plain.splitlines()[0] == "line32"
     assert surface.capture(pane.pane_id).scrollback == ""
 
 
@@ -104,3 +104,20 @@ def test_poll_mode_emits_ticks(tmux_socket: str) -> None:
 
 def test_parse_pane_line_rejects_garbage() -> None:
     assert parse_pane_line("no separators here") is None
+
+
+def test_capture_keeps_reverse_video_for_highlights(surface: TmuxSurface) -> None:
+    """A menu whose selected option is shown only in reverse video (opencode) keeps its highlight
+    through capture -> make_screen; the text itself carries no escapes."""
+    from supervisor.screen import make_screen
+
+    script = r"printf 'Pick one\n  Allow once\n  \033[7mAllow always\033[0m\n  Reject\n'; exec cat"
+    pane = surface.new_session("hl", ["sh", "-c", script], width=60, height=10)
+    raw = retry_until(lambda: (r := surface.capture(pane.pane_id)) and "Reject" in r.plain and r, 10,
+                      message="the menu")
+    assert "\x1b[" in raw.text and "\x1b" not in raw.plain
+    info = raw.info
+    screen = make_screen(raw.text, width=info.width, height=info.height, current_command=info.current_command)
+    assert "\x1b" not in screen.text
+    row = screen.text.split("\n").index("  Allow always")
+    assert screen.highlights == ((row, 2, 2 + len("Allow always")),), screen.highlights
