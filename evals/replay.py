@@ -33,8 +33,10 @@ from typing import Any, Literal
 
 import polars as pl
 
+from supervisor.decide import decide, finish_streak
 from supervisor.models import Observation, RunState
 from supervisor.policy import Policy
+from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
 
 Divergence = Literal["agree", "equivalent", "ux_only", "risky_routing", "safety_regression", "unrecorded"]
 PASSIVE = ("wait", "escalate")
@@ -96,7 +98,7 @@ def _state_key(obs: Observation, rs: RunState, policy: Policy) -> tuple[Any, ...
         stalled = bool(last) and rs.now - last >= policy.timing.stall_timeout_s
         return (stalled, min(rs.stalls, policy.budgets.max_stalls))
     if st == "idle":
-        return (rs.saw_work, min(rs.idle_streak + 1, policy.timing.finish_confirmations))
+        return (rs.saw_work, min(finish_streak(rs, policy), policy.timing.finish_confirmations))
     if st == "blocked":
         return (rs.paused, rs.escalated_signature)
     sig = obs.prompt.signature if obs.prompt is not None else None
@@ -110,7 +112,7 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
     """Replay ``policy`` over recorded observations (columns of
     :func:`supervisor.warehouse.evals_store.read_replay_input`). Returns one row per observation
     with the replayed decision and its divergence class, and a summary."""
-    from supervisor.decide import decide
+
 
     t0 = time.perf_counter()
     frame = frame.sort(["run_id", "seq"])
@@ -129,7 +131,7 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
     rs = RunState()
     prev_run: str | None = None
     prev_hash: str | None = None
-    strike = policy.budgets.strike_limit
+    recheck = policy.timing.recheck_s
     for i in range(n):
         run, h, at = run_ids[i], hashes[i], ats[i] or 0.0
         if run != prev_run:
@@ -156,34 +158,13 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         out_app[i] = d.approves
         out_reason[i] = d.reason
         out_state[i] = obs.state
-        # Fold the decision into the run state as the live runner does for a shadow policy.
+        # Fold the decision into the run state exactly as the live runner does for a shadow policy.
         if d.kind == "answer":
-            sig = getattr(d, "signature", None)
-            if sig is not None and sig == rs.last_prompt_signature:
-                rs.answers_to_same_prompt = min(rs.answers_to_same_prompt + 1, strike + 1)
-            else:
-                rs.last_prompt_signature = sig
-                rs.answers_to_same_prompt = 1
-            rs.last_answer_at = at
-            rs.interventions += 1
-            rs.saw_work = True
+            note_answer(rs, d, at)
         elif d.kind == "escalate":
-            rs.paused = True
-            rs.pause_reason = d.reason
-            rs.escalated_signature = getattr(d, "signature", None)
-        st = obs.state
-        if rs.paused and st not in ("asking", "blocked"):
-            rs.paused, rs.pause_reason, rs.escalated_signature = False, None, None
-        rs.idle_streak = rs.idle_streak + 1 if st == "idle" else 0
-        if st == "busy":
-            rs.saw_work = True
-            if rs.busy_since is None:
-                rs.busy_since = at
-        else:
-            rs.busy_since = None
-        if d.rule == "stall":
-            rs.stalls += 1
-        rs.last_state = st
+            note_escalation(rs, d)
+        clear_pause_if_resolved(rs, obs)
+        advance(rs, obs, d, at, recheck)
         if progress is not None and i % 50_000 == 0:
             progress(i)
     rec_kind = frame["recorded_kind"].to_list() if "recorded_kind" in frame.columns else [None] * n

@@ -58,6 +58,13 @@ def counts_as_work(observation: Observation) -> bool:
     return observation.state == "asking" and prompt is not None and prompt.kind in _WORK_PROMPTS
 
 
+def finish_streak(rs: RunState, policy: Policy) -> int:
+    """Idle confirmations including the observation being decided: it adds one only when it comes
+    ``timing.recheck_s`` after the last counted one (see :func:`supervisor.runstate.idle_spaced`)."""
+    spaced = rs.idle_confirmed_at is None or rs.now - rs.idle_confirmed_at >= policy.timing.recheck_s
+    return rs.idle_streak + (1 if spaced else 0)
+
+
 def _decision(kind: str, obs: Observation, policy_id: str, reason: str, *, rule: str | None = None,
               keys: list[str] | None = None, approves: bool | None = None, next_action: str | None = None,
               confidence: float | None = None, signature: str | None = None) -> Decision:
@@ -274,10 +281,11 @@ def decide(observation: Observation, run_state: RunState, policy: Policy, *, pol
                              f"or give it a nudge, then {_resume_hint(rs)}")
         return _decision("wait", obs, pid, "the agent is working", rule="busy")
     # idle
-    if rs.saw_work and rs.idle_streak + 1 >= policy.timing.finish_confirmations:
-        return _decision("finish", obs, pid, f"idle {rs.idle_streak + 1} times in a row after work: finished",
+    streak = finish_streak(rs, policy)
+    if rs.saw_work and streak >= policy.timing.finish_confirmations:
+        return _decision("finish", obs, pid, f"idle {streak} times in a row after work: finished",
                          rule="finish")
     if not rs.saw_work:
         return _decision("wait", obs, pid, "idle, but the agent has not worked yet in this run", rule="idle")
-    return _decision("wait", obs, pid, f"idle ({rs.idle_streak + 1} of {policy.timing.finish_confirmations} "
+    return _decision("wait", obs, pid, f"idle ({streak} of {policy.timing.finish_confirmations} "
                      "confirmations before finishing)", rule="idle")

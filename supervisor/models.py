@@ -216,6 +216,9 @@ class RunState(_Model):
     last_state: PaneState | None = None
     idle_streak: int = 0
     """Consecutive idle observations (finish needs ``policy.timing.finish_confirmations``)."""
+    idle_confirmed_at: float | None = None
+    """When the last idle observation that counted toward ``idle_streak`` was seen; a new one
+    counts only ``policy.timing.recheck_s`` later."""
     busy_since: float | None = None
     last_prompt_signature: str | None = None
     answers_to_same_prompt: int = 0

@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from supervisor import __version__
-from supervisor.decide import counts_as_work
 from supervisor.errors import PaneGone, SurfaceError
 from supervisor.ids import new_id
 from supervisor.journal import Journal
 from supervisor.models import Action, Decision, Event, Friction, FrictionKind, Observation, RunState, Screen
 from supervisor.policy import Policy
+from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
 from supervisor.settings import Settings
 from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen, Surface
 
@@ -389,7 +389,7 @@ class PaneRunner:
         self._shadow(obs, now)
         self._act(decision, obs, raw, now)
         if not self.done:
-            self._advance(self.state, obs, decision, now)
+            advance(self.state, obs, decision, now, self.policy.timing.recheck_s)
             self._schedule(now, obs)
         return decision
 
@@ -430,41 +430,6 @@ class PaneRunner:
                                  cursor_y=i.cursor_y, scrollback=raw.scrollback)
 
     # -- bookkeeping -------------------------------------------------------------------------------
-    @staticmethod
-    def _advance(rs: RunState, obs: Observation, decision: Decision, now: float) -> None:
-        """Fold one observation and its decision into the run state (decide saw the state before)."""
-        rs.now = now
-        rs.idle_streak = rs.idle_streak + 1 if obs.state == "idle" else 0
-        if counts_as_work(obs):  # busy, or asking a tool/edit prompt: not a trust dialog or first-run menu
-            rs.saw_work = True
-        if obs.state == "busy":
-            if rs.busy_since is None:
-                rs.busy_since = now
-        else:
-            rs.busy_since = None
-        if decision.rule == "stall":
-            rs.stalls += 1
-        if decision.kind == "finish" and obs.state != "exited":
-            rs.finished = True
-        rs.last_state = obs.state
-
-    @staticmethod
-    def _note_answer(rs: RunState, decision: Decision, now: float) -> None:
-        sig = decision.signature
-        if sig is not None and sig == rs.last_prompt_signature:
-            rs.answers_to_same_prompt += 1
-        else:
-            rs.last_prompt_signature = sig
-            rs.answers_to_same_prompt = 1
-        rs.last_answer_at = now
-        rs.interventions += 1
-
-    @staticmethod
-    def _note_escalation(rs: RunState, decision: Decision) -> None:
-        rs.paused = True
-        rs.pause_reason = decision.reason
-        rs.escalated_signature = decision.signature
-
     def _shadow(self, obs: Observation, now: float) -> None:
         for pid, policy in self.shadows:
             rs = self.shadow_states[pid]
@@ -482,12 +447,11 @@ class PaneRunner:
                                              "acting_policy_id": self.policy_id, "pane_id": self.pane_id},
                          event_id=d.decision_id)
             if d.kind == "answer":
-                self._note_answer(rs, d, now)
+                note_answer(rs, d, now)
             elif d.kind == "escalate":
-                self._note_escalation(rs, d)
-            if rs.paused and obs.state not in ("asking", "blocked"):
-                rs.paused, rs.pause_reason, rs.escalated_signature = False, None, None
-            self._advance(rs, obs, d, now)
+                note_escalation(rs, d)
+            clear_pause_if_resolved(rs, obs)
+            advance(rs, obs, d, now, policy.timing.recheck_s)
 
     def _friction(self, kind: FrictionKind, detail: str, seconds_lost: float | None = None) -> None:
         self._append("friction", Friction(kind=kind, detail=detail, seconds_lost=seconds_lost).model_dump(mode="json")
@@ -592,7 +556,7 @@ class PaneRunner:
                                       "decision_id": decision.decision_id})
                 return
             self._send(decision, decision.keys, text=decision.text, kind="send_keys")
-            self._note_answer(self.state, decision, now)
+            note_answer(self.state, decision, now)
             if decision.signature:
                 self._answered_sigs[decision.signature] = now
                 self._gone_since_answer.discard(decision.signature)
@@ -603,7 +567,7 @@ class PaneRunner:
         elif kind == "escalate":
             if self.state.paused and self.state.escalated_signature == decision.signature:
                 return
-            self._note_escalation(self.state, decision)
+            note_escalation(self.state, decision)
             next_action = decision.next_action or f"look at pane {self.pane_id} and handle it yourself"
             risk = obs.prompt.risk if obs.prompt is not None else None
             danger = ""
@@ -638,7 +602,7 @@ class PaneRunner:
         display-message on a dead pane reaches nobody); ``run_ended`` carries the blocker too."""
         next_action = decision.next_action or f"look at pane {self.pane_id} and handle it yourself"
         blocker = obs.blocker.model_dump(mode="json") if obs.blocker is not None else None
-        self._note_escalation(self.state, decision)
+        note_escalation(self.state, decision)
         self._append("pause", {"pause_reason": decision.reason, "next_action": next_action, "pane_id": self.pane_id,
                                "rule": decision.rule, "state": obs.state, "risk": None, "blocker": blocker,
                                "signature": decision.signature, "decision_id": decision.decision_id})

@@ -81,6 +81,23 @@ def test_idle_finishes_after_the_confirmations(policy: Policy) -> None:
     assert (done.kind, done.rule) == ("finish", "finish")
 
 
+def test_idle_confirmations_must_be_recheck_apart(policy: Policy) -> None:
+    """Two redraws of an idle screen 0.1 s apart are one look, not two confirmations."""
+    from supervisor.models import Decision
+    from supervisor.runstate import advance
+
+    obs = observe(S.CLAUDE_IDLE, policy)
+    rs = state(idle_streak=0, now=1000.0)
+    first = decide(obs, rs, policy)
+    advance(rs, obs, first, 1000.0, policy.timing.recheck_s)
+    rs.now = 1000.1
+    assert decide(obs, rs, policy).kind == "wait"  # too soon after the first look
+    advance(rs, obs, Decision(kind="wait", reason="x"), 1000.1, policy.timing.recheck_s)
+    assert rs.idle_streak == 1
+    rs.now = 1000.0 + policy.timing.recheck_s
+    assert decide(obs, rs, policy).kind == "finish"
+
+
 def test_idle_before_any_work_never_finishes(policy: Policy) -> None:
     obs = observe(S.CLAUDE_IDLE, policy)
     assert decide(obs, state(saw_work=False, idle_streak=10), policy).kind == "wait"

@@ -317,7 +317,7 @@ def _replay_observation(e: Event, policy: Policy, rs: RunState) -> ReplayRow | N
     try:
         from supervisor.classify import classify
         from supervisor.decide import decide
-        from supervisor.runner import PaneRunner
+        from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
         from supervisor.screen import make_screen
     except ImportError:
         return None
@@ -331,12 +331,11 @@ def _replay_observation(e: Event, policy: Policy, rs: RunState) -> ReplayRow | N
             rs.last_output_at = e.at
         d = decide(obs, rs, policy)
         if d.kind == "answer":
-            PaneRunner._note_answer(rs, d, e.at)
+            note_answer(rs, d, e.at)
         elif d.kind == "escalate":
-            PaneRunner._note_escalation(rs, d)
-        if rs.paused and obs.state not in ("asking", "blocked"):
-            rs.paused, rs.pause_reason, rs.escalated_signature = False, None, None
-        PaneRunner._advance(rs, obs, d, e.at)
+            note_escalation(rs, d)
+        clear_pause_if_resolved(rs, obs)
+        advance(rs, obs, d, e.at, policy.timing.recheck_s)
     except Exception as exc:  # noqa: BLE001 - a replay reports, it does not crash
         return ReplayRow(obs_id, "observation", None, "error", f"{type(exc).__name__}: {exc}")
     return ReplayRow(obs_id, "observation", None, d.kind, d.reason)

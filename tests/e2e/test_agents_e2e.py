@@ -35,12 +35,8 @@ AGENTS = ("claude", "codex", "aider")
 
 # Gaps in other parts of the supervisor that these tests found (details and the real screens:
 # /work/team/captures.md, suites/captures). Each makes its case an expected failure (not strict:
-# an XPASS means it got fixed, so delete the entry). Checked 07:05 UTC.
-GAPS: dict[tuple[str, str], str] = {
-    ("first_run", "aider"): "classifier + runner: aider's start-up output between its first-run questions is "
-                            "seen busy ('busy-weak:aider-streaming'), so it counts as work, and two idle "
-                            "observations 0.1 s apart finish the run before the task is typed",
-}
+# an XPASS means it got fixed, so delete the entry). None open as of the last run.
+GAPS: dict[tuple[str, str], str] = {}
 
 
 def agents_for(test: str) -> list[Any]:
