@@ -49,11 +49,17 @@ class SyncReport:
 
 
 def _field(name: str, *, nest: str | None = None, as_json: bool = False) -> str:
+    """A payload field; with ``nest``, read from ``o``: the nested object when the payload has one,
+    else the payload itself (see :func:`_unnested`)."""
     op = "->" if as_json else "->>"
-    flat = f"payload{op}'$.{name}'"
-    if nest is None:
-        return flat
-    return f"coalesce(payload{op}'$.{nest}.{name}', {flat})"
+    return f"{'o' if nest else 'payload'}{op}'$.{name}'"
+
+
+def _unnested(kind: str, nest: str) -> str:
+    """Rows of ``kind`` with ``o`` = ``payload.<nest>`` if present, else ``payload`` (one JSON lookup
+    per row instead of one per field)."""
+    return (f"(SELECT *, coalesce(payload->'$.{nest}', payload) AS o FROM new_events "
+            f"WHERE kind = '{kind}') AS u")
 
 
 def _bool(expr: str) -> str:
@@ -69,18 +75,15 @@ def _typed_inserts() -> list[str]:
         f"""
         INSERT OR IGNORE INTO observations
         SELECT coalesce({_field('observation_id', nest=o)}, event_id), run_id, seq, occurred_at,
-               coalesce(payload->>'$.pane_id', payload->>'$.observation.pane_id'),
+               coalesce(payload->>'$.pane_id', o->>'$.pane_id'),
                coalesce({_field('screen_hash', nest=o)}, payload->>'$.screen.screen_hash'),
                {_field('state', nest=o)}, {_field('agent', nest=o)},
-               coalesce(payload->>'$.observation.prompt.kind', payload->>'$.prompt.kind'),
-               coalesce(payload->>'$.observation.prompt.question', payload->>'$.prompt.question'),
-               coalesce(payload->>'$.observation.prompt.risk.level', payload->>'$.prompt.risk.level'),
-               coalesce(payload->>'$.observation.blocker.kind', payload->>'$.blocker.kind'),
+               o->>'$.prompt.kind', o->>'$.prompt.question', o->>'$.prompt.risk.level', o->>'$.blocker.kind',
                TRY_CAST({_field('confidence', nest=o)} AS DOUBLE),
                {_field('policy_id', nest=o)},
                {_field('prompt', nest=o, as_json=True)}, {_field('blocker', nest=o, as_json=True)},
                {_field('evidence', nest=o, as_json=True)}
-        FROM new_events WHERE kind = 'observation'
+        FROM {_unnested('observation', o)}
         """,
         """
         INSERT OR IGNORE INTO screens
@@ -103,7 +106,7 @@ def _typed_inserts() -> list[str]:
                {_bool(_field('approves', nest=d))}, {_field('reason', nest=d)},
                TRY_CAST({_field('confidence', nest=d)} AS DOUBLE), {_field('rule', nest=d)},
                {_field('next_action', nest=d)}, {_field('policy_id', nest=d)}, {_field('source', nest=d)}
-        FROM new_events WHERE kind = 'decision'
+        FROM {_unnested('decision', d)}
         """,
         f"""
         INSERT OR IGNORE INTO shadow_decisions
@@ -111,7 +114,7 @@ def _typed_inserts() -> list[str]:
                coalesce(payload->>'$.shadow_policy_id', {_field('policy_id', nest=d)}),
                {_field('kind', nest=d)}, {_field('keys', nest=d, as_json=True)},
                {_bool(_field('approves', nest=d))}, {_field('reason', nest=d)}, {_field('rule', nest=d)}
-        FROM new_events WHERE kind = 'shadow_decision'
+        FROM {_unnested('shadow_decision', d)}
         """,
         f"""
         INSERT OR IGNORE INTO actions
@@ -119,7 +122,7 @@ def _typed_inserts() -> list[str]:
                {_field('decision_id', nest=a)}, {_field('kind', nest=a)}, {_field('keys', nest=a, as_json=True)},
                {_field('text', nest=a)}, {_field('pane_id', nest=a)}, {_bool(_field('delivered', nest=a))},
                {_bool(_field('confirmed', nest=a))}, {_field('error', nest=a)}
-        FROM new_events WHERE kind = 'action'
+        FROM {_unnested('action', a)}
         """,
         f"""
         INSERT OR IGNORE INTO checkpoints
@@ -127,7 +130,7 @@ def _typed_inserts() -> list[str]:
                TRY_CAST({_field('checkpoint_seq', nest=c)} AS INTEGER), {_field('status', nest=c)},
                {_field('current_node', nest=c)}, {_field('summary', nest=c)},
                payload->>'$.parse_error', payload
-        FROM new_events WHERE kind = 'checkpoint'
+        FROM {_unnested('checkpoint', c)}
         """,
         """
         INSERT OR IGNORE INTO verifications
@@ -252,31 +255,23 @@ def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
         con.register("stage_lines", stage)
         con.execute(
             """
-            CREATE OR REPLACE TEMP TABLE parsed AS
-            SELECT journal_path, CASE WHEN json_valid(line) THEN line::JSON END AS j
-            FROM stage_lines WHERE length(trim(line)) > 0
-            """
-        )
-        con.execute(
-            """
             CREATE OR REPLACE TEMP TABLE candidate AS
-            SELECT journal_path,
+            SELECT journal_path, j IS NULL AS invalid,
                    j->>'$.event_id' AS event_id, j->>'$.run_id' AS run_id,
                    TRY_CAST(j->>'$.seq' AS INTEGER) AS seq, j->>'$.kind' AS kind,
                    make_timestamp(CAST(TRY_CAST(j->>'$.at' AS DOUBLE) * 1000000 AS BIGINT)) AS occurred_at,
                    j->'$.payload' AS payload,
                    coalesce(TRY_CAST(j->>'$.schema_version' AS INTEGER), 1) AS schema_version
-            FROM parsed WHERE j IS NOT NULL
+            FROM (SELECT journal_path, CASE WHEN json_valid(line) THEN line::JSON END AS j
+                  FROM stage_lines WHERE length(trim(line)) > 0)
             """
         )
         bad = con.execute(
             """
-            SELECT journal_path, count(*) FROM (
-                SELECT journal_path FROM parsed WHERE j IS NULL
-                UNION ALL
-                SELECT journal_path FROM candidate
-                WHERE event_id IS NULL OR run_id IS NULL OR kind IS NULL OR seq IS NULL OR occurred_at IS NULL
-            ) GROUP BY journal_path
+            SELECT journal_path, count(*) FROM candidate
+            WHERE invalid OR event_id IS NULL OR run_id IS NULL OR kind IS NULL OR seq IS NULL
+               OR occurred_at IS NULL
+            GROUP BY journal_path
             """
         ).fetchall()
         report.bad_lines = {p: int(n) for p, n in bad}
@@ -298,16 +293,13 @@ def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
             for sql in _TYPED:
                 con.execute(sql)
             con.execute(_RUNS_UPSERT)
-        for key, end, nlines, torn in updates:
-            con.execute(
-                """
-                INSERT OR REPLACE INTO ingest_state
-                SELECT ?, NULL, ?, coalesce((SELECT events FROM ingest_state WHERE journal_path = ?), 0) + ?,
-                       ?, ?, current_timestamp
-                """,
-                [key, end, key, nlines, torn, report.bad_lines.get(key, 0)],
-            )
-        con.execute("DROP TABLE IF EXISTS parsed; DROP TABLE IF EXISTS candidate; DROP TABLE IF EXISTS new_events")
+        known = {row[0]: row[1] for row in con.execute("SELECT journal_path, events FROM ingest_state").fetchall()}
+        rows = [[key, end, int(known.get(key) or 0) + nlines, torn, report.bad_lines.get(key, 0)]
+                for key, end, nlines, torn in updates if nlines or torn or key not in known]
+        if rows:
+            con.executemany("INSERT OR REPLACE INTO ingest_state VALUES (?, NULL, ?, ?, ?, ?, current_timestamp)",
+                            rows)
+        con.execute("DROP TABLE IF EXISTS candidate; DROP TABLE IF EXISTS new_events")
         con.unregister("stage_lines")
         con.execute("COMMIT")
     except Exception:
