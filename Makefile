@@ -14,7 +14,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# classify.py is compiled with mypyc (setup.py): reinstall when it changes, or the old .so shadows it
+$(STAMP): pyproject.toml setup.py supervisor/classify.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
