@@ -14,33 +14,12 @@ import yaml
 from supervisor.journal import iter_events
 from supervisor.models import Event
 from supervisor.surfaces.tmux import TmuxSurface
+from supervisor.workflow.demo import DEMO_SPEC
 from supervisor.workflow.spec import approve_spec_text
 
-SPEC3 = """\
-name: greeting
-goal: a greeting program with a passing check and docs
-steps:
-  - id: write
-    objective: write hello.py that prints a greeting
-    verify:
-      - {type: artifact, path: hello.py, contains: hello}
-  - id: test
-    objective: make check.py pass
-    verify:
-      - {type: command, run: "python3 check.py", expect: pass, timeout_s: 30, id: check}
-  - id: docs
-    objective: document it in README.md
-    verify:
-      - {type: artifact, path: README.md, contains: hello.py}
-acceptance:
-  required_evidence:
-    - {type: passed, verifier: check}
-  forbidden_states: [failing_tests]
-  must_review_by: human
-  risk_class: low
-approval:
-  status: draft
-"""
+# The demo's 3-step plan, as a draft the tests approve themselves (risk class spelled out).
+SPEC3 = (DEMO_SPEC.replace("name: greeting-demo", "name: greeting")
+         + "  risk_class: low\napproval:\n  status: draft\n")
 
 FAILING_CHECK = "import sys\nprint('FAIL: greeting should say hello, world')\nsys.exit(1)\n"
 PASSING_CHECK = "print('ok: greeting says hello, world')\n"
