@@ -27,7 +27,8 @@ ALL_COMMANDS = _walk(main)
 
 def test_the_expected_groups_exist() -> None:
     names = {p[0] for p in ALL_COMMANDS if p}
-    assert {"warehouse", "runs"} <= names
+    assert {"warehouse", "runs", "run", "attach", "watch", "status", "classify", "eval", "spec", "skill",
+            "report"} <= names
     assert {("warehouse", "path"), ("warehouse", "sync"), ("warehouse", "stats"), ("warehouse", "sql"),
             ("runs", "show")} <= set(ALL_COMMANDS)
 

@@ -74,22 +74,21 @@ def main(ctx: click.Context, home: Path | None, warehouse: Path | None, socket_n
 
 
 def _register() -> None:
-    from supervisor.cli import runs_cmds, warehouse_cmds
+    """Every command module exposes ``COMMANDS``; runs_workflow_cmds adds its commands to ``runs``."""
+    from supervisor.cli import (
+        classify_cmds,
+        eval_cmds,
+        live_cmds,
+        report_cmds,
+        runs_cmds,
+        runs_workflow_cmds,
+        skill_cmds,
+        spec_cmds,
+        warehouse_cmds,
+    )
 
-    for mod in (warehouse_cmds, runs_cmds):
-        for cmd in mod.COMMANDS:
-            main.add_command(cmd)
-    # Groups added by later parts register themselves if present.
-    import importlib
-
-    for name in ("live_cmds", "classify_cmds", "eval_cmds", "spec_cmds", "skill_cmds", "report_cmds",
-                 "runs_workflow_cmds"):
-        try:
-            mod = importlib.import_module(f"supervisor.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"supervisor.cli.{name}":
-                raise
-            continue
+    for mod in (live_cmds, classify_cmds, runs_cmds, runs_workflow_cmds, spec_cmds, skill_cmds, eval_cmds,
+                warehouse_cmds, report_cmds):
         for cmd in mod.COMMANDS:
             main.add_command(cmd)
 
