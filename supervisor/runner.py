@@ -802,13 +802,17 @@ class Supervisor:
         if existing is not None and not existing.done:
             return existing
         cfg = self.config if command is None else _replace(self.config, command=command)
-        runner = PaneRunner(self.surface, info, self.settings, cfg, socket=self.socket, on_change=self._journaled)
+        runner = self._make_runner(info, cfg)
         self.runners[info.pane_id] = runner
         runner.start()
         self.surface.watch([info.pane_id], self._enqueue)
         if self.on_run_started:
             self.on_run_started(runner)
         return runner
+
+    def _make_runner(self, info: PaneInfo, cfg: RunConfig) -> PaneRunner:
+        """The runner for a newly added pane (subclasses supervise panes with their own runner)."""
+        return PaneRunner(self.surface, info, self.settings, cfg, socket=self.socket, on_change=self._journaled)
 
     def _journaled(self, runner: PaneRunner, event: Event) -> None:
         self.feeder.poke()

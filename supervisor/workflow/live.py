@@ -197,14 +197,7 @@ class WorkflowSupervisor(Supervisor):
                     stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
                     self.echo(f"{stamp} {runner.pane_id} {line}")
 
-    def add_pane(self, pane: PaneInfo | str, *, command: Any = None) -> PaneRunner:
-        info = pane if isinstance(pane, PaneInfo) else self.surface.pane_info(pane)
-        existing = self.runners.get(info.pane_id)
-        if existing is not None and not existing.done:
-            return existing
-        from dataclasses import replace
-
-        cfg = self.config if command is None else replace(self.config, command=command)
+    def _make_runner(self, info: PaneInfo, cfg: RunConfig) -> PaneRunner:
         pane_id = info.pane_id
 
         def wake() -> None:
@@ -219,11 +212,6 @@ class WorkflowSupervisor(Supervisor):
                                     run_id=run_id, on_change=self._journaled, socket=self.socket, cwd=self.cwd,
                                     wake=wake, transcript=self.transcript)
         self.run_id = None  # only the first pane takes over an existing run
-        self.runners[info.pane_id] = runner
-        runner.start()
-        self.surface.watch([info.pane_id], self._enqueue)
-        if self.on_run_started:
-            self.on_run_started(runner)
         return runner
 
 
