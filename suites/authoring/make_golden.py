@@ -1049,6 +1049,8 @@ def captures_suite() -> list[dict]:
     cases = []
     for meta_path in sorted(root.glob("*/*.json")):
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if meta.get("format_version", 1) != 1:
+            continue  # the nine agents' labelled captures: suites/agent_captures.yaml (tests/e2e/capture_suites.py)
         plain = (meta.get("files") or {}).get("plain")
         if not plain or not (meta_path.parent / plain).exists():
             continue

@@ -29,13 +29,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-AGENTS = ("claude", "codex", "aider")
+AGENTS = ("claude", "claude-latest", "codex", "aider", "gemini", "qwen", "opencode", "vibe", "pi")
+"""The e2e names of the agents: ``claude`` is Claude Code pinned at 2.1.197, ``claude-latest`` the
+newest release we test (2.1.330); the others are one CLI each."""
 CACHE = Path(os.environ.get("E2E_CACHE") or Path.home() / ".cache" / "paneward-e2e")
 BINARIES = {
     "claude": CACHE / "claude" / "node_modules" / ".bin" / "claude",
+    "claude-latest": CACHE / "claude-latest" / "node_modules" / ".bin" / "claude",
     "codex": CACHE / "codex" / "node_modules" / ".bin" / "codex",
     "aider": CACHE / "aider-venv" / "bin" / "aider",
+    "gemini": CACHE / "gemini" / "node_modules" / ".bin" / "gemini",
+    "qwen": CACHE / "qwen" / "node_modules" / ".bin" / "qwen",
+    "opencode": CACHE / "opencode" / "node_modules" / ".bin" / "opencode",
+    "vibe": CACHE / "vibe-venv" / "bin" / "vibe",
+    "pi": CACHE / "pi" / "node_modules" / ".bin" / "pi",
 }
+PRODUCT = {"claude-latest": "claude"}
+"""The agent name the supervisor knows an e2e agent by (both Claude versions are ``claude``)."""
+
+
+def product(agent: str) -> str:
+    """The supervisor's name for an e2e agent (``claude-latest`` is ``claude``)."""
+    return PRODUCT.get(agent, agent)
 FAKE_MODEL = "fake-model"
 FAKE_API_KEY = "sk-ant-api03-e2e-fake-key-not-a-secret-0000000000000000000000-AAAAAAAA"
 
@@ -67,6 +82,8 @@ def base_env(home: Path) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "TZ": "UTC",
         "NO_UPDATE_NOTIFIER": "1",
+        # Node agents that try to install or update packages at run time get a dead registry.
+        "npm_config_registry": "http://127.0.0.1:9/",
     }
     return env
 
@@ -86,7 +103,8 @@ class AgentLaunch:
         return shlex.join(self.argv)
 
 
-def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarded: bool = False) -> AgentLaunch:
+def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarded: bool = False,
+            classic: bool = False) -> AgentLaunch:
     """A fresh HOME and work folder (a git repo) under ``root`` and the launch for ``agent``.
 
     ``api_key`` (Claude only): authenticate with ``ANTHROPIC_API_KEY`` instead of a bearer token.
@@ -94,7 +112,10 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
     (Claude: ``.claude.json`` says onboarding is done — theme and security notes are skipped, the
     trust dialog stays; without it a fresh HOME with only an API key checks the real service and
     exits. Codex: the work folder is trusted in ``config.toml``. aider: ``--no-gitignore
-    --no-show-model-warnings --no-show-release-notes``).
+    --no-show-model-warnings --no-show-release-notes``; Gemini CLI and Qwen Code: the folder is
+    trusted and the auth type chosen in settings).
+    ``classic`` (``claude-latest`` only): ``--permission-mode default``, the numbered dialogs of
+    older versions instead of auto mode.
     """
     home, work = root / "home", root / "work"
     home.mkdir(parents=True, exist_ok=True)
@@ -106,7 +127,7 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
     binary = agent_binary(agent)
     if binary is None:
         raise FileNotFoundError(f"{agent} is not installed in {CACHE}: run tests/e2e/install_agents.sh")
-    if agent == "claude":
+    if agent in ("claude", "claude-latest"):
         env.update(ANTHROPIC_BASE_URL=url, DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
                    DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
         if api_key:
@@ -116,6 +137,8 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
         if onboarded:
             (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "theme": "dark"}))
         argv = [str(binary)]
+        if agent == "claude-latest" and classic:
+            argv += ["--permission-mode", "default"]
     elif agent == "codex":
         codex_home = home / ".codex"
         codex_home.mkdir(exist_ok=True)
@@ -133,6 +156,75 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
                 "--no-analytics"]
         if onboarded:
             argv += ["--no-gitignore", "--no-show-model-warnings", "--no-show-release-notes"]
+    elif agent == "gemini":
+        gem = home / ".gemini"
+        gem.mkdir(exist_ok=True)
+        settings: dict[str, object] = {
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False,
+                        "disableAutoUpdate": True, "disableUpdateNag": True},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "security": {"folderTrust": {"enabled": True}},
+        }
+        if onboarded:
+            settings["security"] = {"folderTrust": {"enabled": True}, "auth": {"selectedType": "gemini-api-key"}}
+            (gem / "trustedFolders.json").write_text(json.dumps({str(work): "TRUST_FOLDER"}))
+        (gem / "settings.json").write_text(json.dumps(settings, indent=2))
+        env.update(GEMINI_API_KEY="dummy-gemini-key", GOOGLE_GEMINI_BASE_URL=url)
+        argv = [str(binary)]
+    elif agent == "qwen":
+        qwen = home / ".qwen"
+        qwen.mkdir(exist_ok=True)
+        qsettings: dict[str, object] = {
+            "tools": {"approvalMode": "default"},
+            "security": {"folderTrust": {"enabled": True}, "auth": {"selectedType": "openai"}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "enableAutoUpdate": False},
+            "model": {"name": FAKE_MODEL},
+        }
+        if onboarded:
+            (qwen / "trustedFolders.json").write_text(json.dumps({str(work): "TRUST_FOLDER"}))
+        (qwen / "settings.json").write_text(json.dumps(qsettings, indent=2))
+        env.update(OPENAI_API_KEY="dummy", OPENAI_BASE_URL=f"{url}/v1", OPENAI_MODEL=FAKE_MODEL)
+        argv = [str(binary), "--auth-type", "openai"]
+    elif agent == "opencode":
+        cfg = home / ".config" / "opencode"
+        cfg.mkdir(parents=True, exist_ok=True)
+        (cfg / "opencode.json").write_text(json.dumps({
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+                                  "options": {"baseURL": f"{url}/v1", "apiKey": "dummy"},
+                                  "models": {FAKE_MODEL: {"name": "Fake Model"}}}},
+            "model": f"fake/{FAKE_MODEL}",
+            "small_model": f"fake/{FAKE_MODEL}",
+            "permission": {"bash": "ask", "edit": "ask", "external_directory": "ask"},
+            "autoupdate": False,
+            "share": "disabled",
+        }, indent=2))
+        env.update(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1",
+                   OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1")
+        argv = [str(binary)]
+    elif agent == "vibe":
+        vibe = home / ".vibe"
+        vibe.mkdir(exist_ok=True)
+        (vibe / "config.toml").write_text(
+            f'active_model = "{FAKE_MODEL}"\ndefault_agent = "ask"\nenable_telemetry = false\n'
+            'enable_update_checks = false\nenable_auto_update = false\n\n'
+            f'[[providers]]\nname = "fake"\napi_base = "{url}/v1"\napi_key_env_var = "FAKE_API_KEY"\n'
+            'api_style = "openai"\n\n'
+            f'[[models]]\nname = "{FAKE_MODEL}"\nprovider = "fake"\nalias = "{FAKE_MODEL}"\n')
+        env.update(FAKE_API_KEY="dummy", VIBE_HOME=str(vibe))
+        argv = [str(binary)]
+    elif agent == "pi":
+        pi = home / ".pi" / "agent"
+        pi.mkdir(parents=True, exist_ok=True)
+        (pi / "models.json").write_text(json.dumps({"providers": {"fake": {
+            "baseUrl": f"{url}/v1", "api": "openai-completions", "apiKey": "dummy",
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+            "models": [{"id": FAKE_MODEL, "name": "Fake Model"}]}}}, indent=2))
+        env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
+        argv = [str(binary), "--provider", "fake", "--model", FAKE_MODEL]
     else:
         raise ValueError(f"unknown agent {agent!r}")
     return AgentLaunch(agent=agent, argv=argv, env=env, cwd=work, home=home)

@@ -6,6 +6,12 @@ every screen at several widths with a JSON sidecar saying what it shows and what
 supervisor should conclude. See ``suites/captures/README.md`` for the layout.
 
     .venv/bin/python tests/e2e/capture_screens.py [--agent claude|codex|aider|shell] [--out DIR]
+    .venv/bin/python tests/e2e/capture_screens.py --scenes --agent gemini [--out DIR]
+
+``--scenes`` plays the common scenes of ``scenes.py`` (every agent, Claude Code 2.1.330 as
+``claude-latest``; Claude 2.1.197, Codex and aider get ``r2-`` scene names there) and writes
+format-2 sidecars with provisional labels; ``split_captures.py`` then sets the held-out part
+aside before anyone labels them by reading.
 
 Needs the agents installed by ``tests/e2e/install_agents.sh``.
 """
@@ -27,10 +33,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from agents import AgentLaunch, Pane, agent_version, base_env, prepare  # noqa: E402
-from fake_model_server import FakeModelServer, Turn  # noqa: E402
+from tests.e2e.agents import AgentLaunch, Pane, agent_version, base_env, prepare, product  # noqa: E402
+from tests.e2e.fake_model_server import FakeModelServer, Turn  # noqa: E402
+from tests.e2e.scenes import PROFILES, SceneDriver  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 WIDTHS = (80, 120, 200)
@@ -52,8 +59,10 @@ def expect(state: str, kind: str | None = None, decision: str | None = None, key
 class Capturer:
     """Saves the pane's screen at several widths with a sidecar."""
 
-    def __init__(self, agent: str, pane: Pane, out: Path, program: str, version: str) -> None:
+    def __init__(self, agent: str, pane: Pane, out: Path, program: str, version: str,
+                 format_version: int = 1) -> None:
         self.agent, self.pane, self.program, self.version = agent, pane, program, version
+        self.format_version = format_version
         self.dir = out / agent
         self.dir.mkdir(parents=True, exist_ok=True)
         self.saved: list[str] = []
@@ -95,9 +104,9 @@ class Capturer:
             (self.dir / f"{stem}.ansi").write_text(self.pane.capture(ansi=True))
             files["ansi"] = f"{stem}.ansi"
         meta = {
-            "format_version": 1,
+            "format_version": self.format_version,
             "case_id": f"{self.agent}/{stem}",
-            "agent": self.agent,
+            "agent": product(self.agent),
             "agent_version": self.version,
             "program": self.program,
             "scene": name,
@@ -605,11 +614,44 @@ def capture_shell(root: Path, out: Path, socket: str, failures: list[str]) -> No
 CAPTURERS = {"claude": capture_claude, "codex": capture_codex, "aider": capture_aider, "shell": capture_shell}
 
 
+def capture_scenes(agent: str, root: Path, out: Path, socket: str, failures: list[str]) -> None:
+    """The common scenes (scenes.py) for one agent, in one session from a fresh HOME."""
+    profile = PROFILES[agent]
+    version = agent_version(agent)
+    with FakeModelServer() as srv:
+        launch = prepare(agent, root / agent, srv.url)
+        launch.env.update(profile.error_env)
+        if agent == "codex":  # give up on API errors after one retry
+            cfg = launch.home / ".codex" / "config.toml"
+            text = cfg.read_text()
+            head, _, providers = text.partition("[model_providers.fake]")
+            cfg.write_text(head + "[model_providers.fake]" + providers + "request_max_retries = 1\n"
+                           "stream_max_retries = 1\n")
+        program = " ".join(Path(launch.argv[0]).name if i == 0 else a for i, a in enumerate(launch.argv))
+        with agent_pane(socket, agent, launch) as pane:
+            cap = Capturer(agent, pane, out, program, version, format_version=2)
+            d = SceneDriver(profile, pane, srv, launch, cap.snap, expect)
+            step(f"{agent} first run", d.first_run, failures)
+            step(f"{agent} busy", d.busy_and_finish, failures)
+            step(f"{agent} waiting", d.waiting, failures)
+            if profile.dialog:
+                step(f"{agent} permissions", d.permissions, failures)
+            else:
+                step(f"{agent} tool runs", d.tool_runs, failures)
+            step(f"{agent} errors", d.errors, failures)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agent", action="append", choices=sorted(CAPTURERS), help="repeatable; default: all")
+    parser.add_argument("--agent", action="append", choices=sorted(set(CAPTURERS) | set(PROFILES)),
+                        help="repeatable; default: all")
+    parser.add_argument("--scenes", action="store_true", help="the common scenes of scenes.py (format 2)")
     parser.add_argument("--out", type=Path, default=REPO / "suites" / "captures")
     args = parser.parse_args()
+    if args.scenes:
+        CAPTURERS.clear()
+        CAPTURERS.update({a: (lambda root, out, sock, f, a=a: capture_scenes(a, root, out, sock, f))
+                          for a in PROFILES})
     failures: list[str] = []
     socket = f"capture-{uuid.uuid4().hex[:8]}"
     try:

@@ -5,7 +5,10 @@ It speaks, with streaming, the three wire formats the agents use:
 - the Anthropic Messages API (``POST /v1/messages``, also ``?beta=true``; SSE or JSON;
   ``POST /v1/messages/count_tokens``) — Claude Code;
 - the OpenAI Responses API (``POST /v1/responses``) — Codex CLI;
-- OpenAI Chat Completions (``POST /v1/chat/completions``) — aider (through litellm).
+- OpenAI Chat Completions (``POST /v1/chat/completions``) — aider (through litellm), Qwen Code,
+  opencode, pi, Mistral Vibe;
+- the Gemini API (``POST /v1beta/models/MODEL:streamGenerateContent?alt=sse``,
+  ``:generateContent``, ``:countTokens``) — Gemini CLI.
 
 A test scripts the conversation as a queue of :class:`Turn` s: a text answer, a shell
 command the agent should run (as a tool call, or a ```bash block for aider), a file write,
@@ -49,7 +52,7 @@ TurnKind = Literal["text", "shell", "write", "tool", "error"]
 """text: a plain answer; shell: run a command; write: create a file; tool: a raw tool call
 by name and arguments; error: an HTTP error response."""
 
-Api = Literal["anthropic", "responses", "chat", "other"]
+Api = Literal["anthropic", "responses", "chat", "gemini", "other"]
 
 DEFAULT_TEXT = "All done."
 HOLD_LIMIT_S = 300.0
@@ -137,11 +140,99 @@ def _tool_names(api: Api, body: dict[str, Any]) -> list[str]:
     for t in body.get("tools") or []:
         if not isinstance(t, dict):
             continue
+        if api == "gemini":
+            names += [str(f.get("name", "")) for f in t.get("functionDeclarations") or [] if isinstance(f, dict)]
+            continue
         if api == "chat" and isinstance(t.get("function"), dict):
             names.append(str(t["function"].get("name", "")))
         else:
             names.append(str(t.get("name", "")))
     return names
+
+
+def _tool_params(api: Api, body: dict[str, Any], name: str) -> list[str]:
+    """The parameter names of one offered tool (from its JSON schema), in schema order."""
+    for t in body.get("tools") or []:
+        if not isinstance(t, dict):
+            continue
+        decls = t.get("functionDeclarations") if api == "gemini" else [t.get("function", t)]
+        for d in decls or []:
+            if isinstance(d, dict) and d.get("name") == name:
+                schema = d.get("parameters") or d.get("input_schema") or d.get("parametersJsonSchema") or {}
+                return [str(k) for k in (schema.get("properties") or {})]
+    return []
+
+
+def _arg(params: list[str], *candidates: str) -> str:
+    """The first of ``candidates`` the tool's schema names (the first candidate when none is)."""
+    for c in candidates:
+        if c in params:
+            return c
+    return candidates[0]
+
+
+SHELL_TOOLS = ("Bash", "exec_command", "shell", "run_shell_command", "bash", "run_command")
+WRITE_TOOLS = ("Write", "write_file", "write", "create_file")
+PATH_ARGS = ("file_path", "filePath", "path", "absolute_path", "filename")
+CONTENT_ARGS = ("content", "contents", "text")
+
+
+def _shell_call(api: Api, body: dict[str, Any], tools: list[str], turn: Turn) -> tuple[str, dict[str, Any]]:
+    name = _pick(tools, *SHELL_TOOLS) or (tools[0] if tools else "bash")
+    params = _tool_params(api, body, name)
+    args: dict[str, Any] = {_arg(params, "command", "cmd"): turn.command}
+    if "description" in params:
+        args["description"] = "Run a command"
+    return name, {**args, **turn.arguments}
+
+
+def _write_call(api: Api, body: dict[str, Any], tools: list[str], turn: Turn) -> tuple[str, dict[str, Any]] | None:
+    name = _pick(tools, *WRITE_TOOLS)
+    if name is None:
+        return None
+    params = _tool_params(api, body, name)
+    return name, {_arg(params, *PATH_ARGS): turn.path, _arg(params, *CONTENT_ARGS): turn.content, **turn.arguments}
+
+
+INJECTED_PREFIXES = ("<", "#", "Here are summaries", "I added these files", "I have *added these files",
+                     "I switched to a new code base", "Here are the", "Caveat:")
+"""What agents put in user messages by themselves: tagged context blocks (``<system-reminder>``,
+``<environment_context>``, ``<session_context>``), instruction files (``# AGENTS.md``), aider's
+repository map and file lists."""
+
+
+def _injected(text: str) -> bool:
+    return text.startswith(INJECTED_PREFIXES) or len(text) > 400
+
+
+def user_texts_of(api: Api, body: dict[str, Any]) -> list[str]:
+    """The texts of the user's own messages in one request body (all turns of the history): what a
+    person typed into the agent. Tool results and agent-injected context are left out."""
+    texts: list[str] = []
+
+    def add(t: Any) -> None:
+        if isinstance(t, str) and t.strip() and not _injected(t.strip()):
+            texts.append(t.strip())
+
+    if api == "gemini":
+        for c in body.get("contents") or []:
+            if isinstance(c, dict) and c.get("role") == "user":
+                for part in c.get("parts") or []:
+                    if isinstance(part, dict):
+                        add(part.get("text"))
+        return texts
+    items = body.get("input") if api == "responses" else body.get("messages")
+    for m in items or []:
+        if not isinstance(m, dict) or m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            add(content)
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") in ("text", "input_text"):
+                    add(block.get("text"))
+    return texts
 
 
 def _anthropic_system_text(body: dict[str, Any]) -> str:
@@ -153,12 +244,20 @@ def _anthropic_system_text(body: dict[str, Any]) -> str:
     return ""
 
 
+SIDE_REQUEST_RE = re.compile(r"commit message|summariz|title generator|generate a (short )?title|"
+                             r"conversation title|thread title", re.I)
+
+
 def _is_chat_side_request(body: dict[str, Any]) -> bool:
+    """A request the agent makes for itself (a commit message, a summary, a session title), not a
+    turn of the conversation: it takes no scripted turn."""
+    if body.get("tools"):
+        return False
     messages = body.get("messages") or []
     first = messages[0] if messages and isinstance(messages[0], dict) else {}
     system = first.get("content") if first.get("role") == "system" else ""
     text = system if isinstance(system, str) else json.dumps(system)
-    return bool(re.search(r"commit message|summariz", text, re.I))
+    return bool(SIDE_REQUEST_RE.search(text))
 
 
 def _split(text: str, pieces: int) -> list[str]:
@@ -249,6 +348,16 @@ class FakeModelServer:
     def main_requests(self, api: Api | None = None) -> list[LoggedRequest]:
         with self._lock:
             return [r for r in self.requests if r.main and (api is None or r.api == api)]
+
+    def user_texts(self) -> list[str]:
+        """Every distinct user-authored text the agents sent in main requests, in order of first
+        appearance, with what the agents add by themselves left out (see :func:`user_texts_of`)."""
+        seen: dict[str, None] = {}
+        for r in self.main_requests():
+            if isinstance(r.body, dict):
+                for text in user_texts_of(r.api, r.body):
+                    seen.setdefault(text, None)
+        return list(seen)
 
     def next_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids):04d}{uuid.uuid4().hex[:12]}"
@@ -405,6 +514,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._responses(path, split.query, body)
             elif path.endswith("/chat/completions"):
                 self._chat(path, split.query, body)
+            elif path.endswith(":countTokens"):
+                self._log("POST", path, body, "gemini", main=False, turn=None, query=split.query)
+                self._send_json(200, {"totalTokens": max(1, len(raw) // 4)})
+            elif path.endswith(":streamGenerateContent") or path.endswith(":generateContent"):
+                self._gemini(path, split.query, body, stream=path.endswith(":streamGenerateContent"))
             else:
                 self._log("POST", path, body, "other", main=False, turn=None, query=split.query)
                 self._send_json(404, {"error": {"type": "not_found_error", "message": f"no route {path}"}})
@@ -424,6 +538,10 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {"retry-after": turn.retry_after} if turn.retry_after else {}
         if api == "anthropic":
             obj: dict[str, Any] = {"type": "error", "error": {"type": etype, "message": turn.message}}
+        elif api == "gemini":
+            status = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                      429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(turn.status, "INTERNAL")
+            obj = {"error": {"code": turn.status, "message": turn.message, "status": status}}
         else:
             code = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}.get(turn.status)
             obj = {"error": {"message": turn.message, "type": etype, "param": None, "code": code}}
@@ -598,7 +716,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._log("POST", path, body, "chat", main=main, turn=turn.kind if turn else "default", query=query)
         if turn is not None and turn.kind == "error":
             return self._error("chat", turn)
-        text, calls = self._chat_answer(turn, tools)
+        text, calls = self._chat_answer(turn, tools, body)
         cid = self.fake.next_id("chatcmpl")
         model = str(body.get("model") or self.fake.model)
         finish = "tool_calls" if calls else "stop"
@@ -627,8 +745,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._sse(None, "[DONE]")
         self._end_stream()
 
-    def _chat_answer(self, turn: Turn | None, tools: list[str]) -> tuple[str, list[dict[str, Any]]]:
-        """Text and tool calls. Without tools (aider), commands and writes become fenced blocks."""
+    def _chat_answer(self, turn: Turn | None, tools: list[str],
+                     body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        """Text and tool calls (arguments named as the offered tool's schema names them). Without
+        tools (aider), commands and writes become fenced blocks."""
         if turn is None:
             return DEFAULT_TEXT, []
         text = turn.text
@@ -642,10 +762,11 @@ class _Handler(BaseHTTPRequestHandler):
             calls.append(call(turn.tool, turn.arguments))
         elif turn.kind == "shell":
             if tools:
-                calls.append(call(_pick(tools, "shell", "bash", "run_command") or tools[0],
-                                  {"command": turn.command, **turn.arguments}))
+                calls.append(call(*_shell_call("chat", body, tools, turn)))
             else:
                 text = (text + "\n\n" if text else "Run this:\n\n") + f"```bash\n{turn.command}\n```\n"
+        elif turn.kind == "write" and (write := _write_call("chat", body, tools, turn)) is not None:
+            calls.append(call(*write))
         elif turn.kind == "write":
             # aider's diff edit format: an empty SEARCH section creates the file.
             text = (text + "\n\n" if text else "") + (
@@ -653,6 +774,80 @@ class _Handler(BaseHTTPRequestHandler):
         if not text and not calls:
             text = DEFAULT_TEXT
         return text, calls
+
+
+    # Gemini API --------------------------------------------------------------------------
+    def _gemini(self, path: str, query: str, body: dict[str, Any], *, stream: bool) -> None:
+        tools = _tool_names("gemini", body)
+        main = bool(tools)
+        turn = self.fake.take(main)
+        self._log("POST", path, body, "gemini", main=main, turn=turn.kind if turn else "default", query=query)
+        if turn is not None and turn.kind == "error":
+            return self._error("gemini", turn)
+        parts = self._gemini_parts(turn, tools, body)
+        usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+        model = path.rsplit("/", 1)[-1].split(":")[0]
+
+        def chunk(ps: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+            cand: dict[str, Any] = {"content": {"parts": ps, "role": "model"}, "index": 0}
+            if finish:
+                cand["finishReason"] = finish
+            out: dict[str, Any] = {"candidates": [cand], "modelVersion": model}
+            if finish:
+                out["usageMetadata"] = usage
+            return out
+
+        if not stream:
+            return self._send_json(200, chunk(parts, "STOP"))
+        self._start_stream()
+        self._first_delay(turn)
+        n = 0
+        for part in parts:
+            if "text" in part:
+                for piece in _split(part["text"], turn.chunks if turn else 2):
+                    self._sse(None, chunk([{"text": piece}]))
+                    self._pause(turn, n)
+                    n += 1
+            else:
+                self._sse(None, chunk([part]))
+        self._sse(None, chunk([{"text": ""}], "STOP"))
+        self._end_stream()
+
+    def _gemini_parts(self, turn: Turn | None, tools: list[str], body: dict[str, Any]) -> list[dict[str, Any]]:
+        config = body.get("generationConfig") or {}
+        schema = config.get("responseJsonSchema") or config.get("responseSchema")
+        if turn is None and not tools and isinstance(schema, dict):
+            # A side request that wants JSON (model router, next-speaker check, loop check).
+            return [{"text": json.dumps(_fill_schema(schema))}]
+        if turn is None:
+            return [{"text": DEFAULT_TEXT}]
+        parts: list[dict[str, Any]] = []
+        if turn.text:
+            parts.append({"text": turn.text})
+        if turn.kind == "shell":
+            name, args = _shell_call("gemini", body, tools, turn)
+            parts.append({"functionCall": {"name": name, "args": args}})
+        elif turn.kind == "write" and (write := _write_call("gemini", body, tools, turn)) is not None:
+            parts.append({"functionCall": {"name": write[0], "args": write[1]}})
+        elif turn.kind == "tool":
+            parts.append({"functionCall": {"name": turn.tool, "args": turn.arguments}})
+        if not parts:
+            parts.append({"text": DEFAULT_TEXT})
+        return parts
+
+
+def _fill_schema(schema: dict[str, Any]) -> Any:
+    """A plain value that satisfies a JSON schema: what a side request that wants JSON gets."""
+    prefer = {"next_speaker": "user", "model_choice": "flash"}
+    kind = str(schema.get("type", "object")).lower()
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object":
+        out: dict[str, Any] = {}
+        for key, sub in (schema.get("properties") or {}).items():
+            out[key] = prefer[key] if key in prefer else _fill_schema(sub if isinstance(sub, dict) else {})
+        return out
+    return {"string": "fake", "number": 0, "integer": 0, "boolean": False, "array": []}.get(kind, "fake")
 
 
 def main() -> None:  # pragma: no cover - by-hand use

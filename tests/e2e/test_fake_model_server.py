@@ -235,3 +235,71 @@ def test_aider_commit_message_requests_do_not_take_the_script(fake: FakeModelSer
     status, _, body = post(fake, "/v1/chat/completions", {"model": "m", "messages": [system]})
     assert status == 200 and json.loads(body)["choices"][0]["message"]["content"] == DEFAULT_TEXT
     assert fake.pending() == 1 and not fake.requests[-1].main
+
+
+GEMINI_TOOLS = [{"functionDeclarations": [
+    {"name": "run_shell_command", "parameters": {"type": "object", "properties": {
+        "command": {"type": "string"}, "description": {"type": "string"}}}},
+    {"name": "write_file", "parameters": {"type": "object", "properties": {
+        "file_path": {"type": "string"}, "content": {"type": "string"}}}}]}]
+
+
+def test_gemini_stream_function_call_then_text(fake: FakeModelServer) -> None:
+    """Gemini CLI's wire format: SSE chunks of candidates; a shell turn is a functionCall part named
+    and shaped as the offered declaration says."""
+    fake.script(Turn(kind="shell", text="I will create it.", command="touch x.txt"))
+    body = {"contents": [{"role": "user", "parts": [{"text": "<session_context>ctx</session_context>"},
+                                                    {"text": "create x"}]}], "tools": GEMINI_TOOLS}
+    status, headers, data = post(fake, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse", body)
+    assert status == 200 and headers["content-type"] == "text/event-stream"
+    chunks = [d for _, d in sse(data)]
+    parts = [p for c in chunks for p in c["candidates"][0]["content"]["parts"]]
+    assert "".join(p.get("text", "") for p in parts) == "I will create it."
+    calls = [p["functionCall"] for p in parts if "functionCall" in p]
+    assert calls == [{"name": "run_shell_command", "args": {"command": "touch x.txt", "description": "Run a command"}}]
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP" and "usageMetadata" in chunks[-1]
+    # the next turn (script exhausted) is the default text; the user text excludes injected context
+    status, _, data = post(fake, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse", body)
+    assert "".join(p.get("text", "") for _, d in sse(data) for p in d["candidates"][0]["content"]["parts"]) \
+        == DEFAULT_TEXT
+    assert fake.user_texts() == ["create x"]
+
+
+def test_gemini_side_request_gets_json_by_schema_and_count_tokens(fake: FakeModelServer) -> None:
+    """A side request without tools that wants JSON (Gemini's model router) gets a value of its schema
+    and takes no scripted turn; countTokens answers a count."""
+    fake.script(Turn(text="kept for the main request"))
+    schema = {"type": "object", "properties": {"reasoning": {"type": "string"},
+                                               "model_choice": {"type": "string", "enum": ["flash", "pro"]}}}
+    body = {"contents": [{"role": "user", "parts": [{"text": "route"}]}],
+            "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": schema}}
+    status, _, data = post(fake, "/v1beta/models/flash:generateContent", body)
+    answer = json.loads(json.loads(data)["candidates"][0]["content"]["parts"][0]["text"])
+    assert status == 200 and answer == {"reasoning": "fake", "model_choice": "flash"}
+    assert fake.pending() == 1
+    status, _, data = post(fake, "/v1beta/models/flash:countTokens", body)
+    assert status == 200 and json.loads(data)["totalTokens"] > 0
+
+
+def test_gemini_error_shape(fake: FakeModelServer) -> None:
+    fake.script(Turn(kind="error", status=429, message="quota", repeat=None))
+    status, _, data = post(fake, "/v1beta/models/x:streamGenerateContent?alt=sse", {"tools": GEMINI_TOOLS})
+    assert status == 429 and json.loads(data)["error"] == {"code": 429, "message": "quota",
+                                                           "status": "RESOURCE_EXHAUSTED"}
+
+
+def test_chat_tool_arguments_follow_the_offered_schema(fake: FakeModelServer) -> None:
+    """opencode's `write` takes filePath, Qwen's `write_file` file_path: the call uses whichever the
+    schema names; a title-generator request is a side request."""
+    tools = [{"type": "function", "function": {"name": "write", "parameters": {"type": "object", "properties": {
+        "filePath": {"type": "string"}, "content": {"type": "string"}}}}}]
+    fake.script(Turn(kind="write", path="/w/notes.md", content="hi"))
+    title = {"messages": [{"role": "system", "content": "You are a title generator. You output ONLY a thread title."},
+                          {"role": "user", "content": "make a title"}]}
+    status, _, data = post(fake, "/v1/chat/completions", title)
+    assert status == 200 and fake.pending() == 1
+    body = {"messages": [{"role": "user", "content": "write notes"}], "tools": tools}
+    status, _, data = post(fake, "/v1/chat/completions", body)
+    call = json.loads(data)["choices"][0]["message"]["tool_calls"][0]["function"]
+    assert call["name"] == "write" and json.loads(call["arguments"]) == {"filePath": "/w/notes.md", "content": "hi"}
+    assert fake.user_texts() == ["write notes"]
