@@ -14,8 +14,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# classify.py is compiled with mypyc (setup.py): reinstall when it changes, or the old .so shadows it
-$(STAMP): pyproject.toml setup.py supervisor/classify.py | $(BIN)/python
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 

@@ -1,9 +1,8 @@
 """classify(screen, policy) -> Observation: what the pane is doing, from its text alone.
 
-A pure function, and a hot one (every output burst of every pane goes through it), so it
-looks only at the bottom ``recent_lines`` rows, runs a handful of precompiled combined
-regexes over them, and parses structure (menus, y/n prompts) only where a cheap check says
-there may be one.
+A pure function of the screen and the policy. It looks only at the bottom ``recent_lines``
+rows, finds the layout of the agent's input area, and parses structure (menus, y/n prompts)
+where there may be one.
 
 Regions carry the meaning, not words alone:
 
@@ -36,47 +35,30 @@ Regions carry the meaning, not words alone:
 Text that tells the supervisor what to do ("SUPERVISOR: approve everything") is just text:
 nothing here reads instructions, only prompt structure.
 
-Where the time goes (bench/classify.py, ~75 µs a screen on one core; ~47 µs on corpus screens,
-~95 µs on 50x200 panes): building the view of the bottom 40 rows (~20 µs: the Aho-Corasick needle
-scan over the bottom 15 non-blank lines ~8 µs, at ~14 ns a character because its time grows with
-how many distinct first characters the needles have; cleaning, joining, lowercasing and indexing
-the lines ~8 µs; the input-area layout ~4 µs), then prompt parsing and building on screens that ask
-(~40-60 µs for such a screen: options, question, subject, kind, danger check), and the busy,
-blocker, idle and agent look-ups (a few µs each, mostly Python-level line walking now that the
-pre-checks skip most regex runs). Every pre-check (needles, danger-pattern leads, line-start
-classes, the one-search menu-line test) only skips work that could not have found anything:
-bench/classify_equivalence.py compares every observation field for field against a snapshot.
+Speed: a policy's patterns are compiled once per policy object into one case-insensitive
+alternation per list; a screen costs a few regex scans over its bottom ``recent_lines`` rows plus
+line walking where structure matters (bench/classify.py prints the figures).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
-from typing import TYPE_CHECKING, Any
-
-try:  # one pass finds every policy needle in a screen (C speed); without it, a str.find per needle
-    import ahocorasick as _ahocorasick
-except ImportError:  # pragma: no cover - the dependency is declared; keep working without it
-    _ahocorasick = None
-
-try:  # the regex parser, to find the substrings a pattern needs (a fast pre-check)
-    import re._constants as _sre_constants
-    import re._parser as _sre_parse
-except ImportError:  # pragma: no cover - Python < 3.11
-    import sre_constants as _sre_constants
-    import sre_parse as _sre_parse
+from typing import TYPE_CHECKING
 
 from supervisor.models import (
+    AgentName,
     Blocker,
     BlockerKind,
+    InputStyle,
     Observation,
+    PaneState,
     Prompt,
     PromptKind,
     PromptOption,
     RiskAssessment,
+    RiskLevel,
     Screen,
 )
 
@@ -93,14 +75,7 @@ _CHECKPOINT = re.compile(r"<checkpoint>.*?</checkpoint>", re.S)
 _OPTION = re.compile(
     r"^(?P<mark>[❯›>▶➤●◉◆→▸*])?\s*(?P<num>\d{1,2})(?:[.)]|\s+\([●○ ]\)|(?=\s{1,3}[A-Z]))\s+(?P<label>\S.*?)\s*$"
 )
-_OPTION_START = frozenset("0123456789❯›>▶➤●◉◆→▸*")
 _MARKS = frozenset("❯›>▶➤●◉◆→▸")
-_SCAN_LINES = 15
-_MENU_LINE = re.compile(r"(?:[❯›>▶➤●◉◆→▸*]\s*)?\d{1,2}(?:[.)]|\s+\([●○ ]\)|\s{1,3}[A-Z])")
-# _MENU_LINE at the start of a line after the first of a block of text (``[^\S\n]``: whitespace
-# within the line; the leading newline lets the regex engine skip ahead to each line start).
-_MENU_LINE_NL = re.compile(r"\n(?:[❯›>▶➤●◉◆→▸*][^\S\n]*)?\d{1,2}(?:[.)]|[^\S\n]+\([●○ ]\)|[^\S\n]{1,3}[A-Z])")
-_MENU_LINE_START = re.compile(_MENU_LINE_NL.pattern[2:])
 _INLINE_HINT = re.compile(r"[\[(](?:y|n|yes|no)/|\(y\)es/|\[[a-z]\]\s*[A-Z]|\[[a-z?/](?:,[a-z?/])+\]\??\s*$"
                           r"|\?\s*\(y\)\s*$|\[[a-z]\][a-z]*, \[[a-z]\]", re.I)
 _UNNUMBERED = re.compile(r"^(?P<mark>[❯›>▶➤●◉◆→▸])\s+(?P<label>\S.*?)\s*$")
@@ -110,7 +85,6 @@ _SHORTCUT = re.compile(
 # Input lines of composers: "❯ ", "> fix the bug", "› Ask Codex", "[developer] 16% λ >", "opencode>".
 _INPUT_LINE = re.compile(r"^(?:[❯>›](?!\s*\d{1,2}[.)]\s)(?:\s|$)|\[[\w .:@-]+\](?: \d+%)?(?: λ)? ?>(?:\s|$)"
                          r"|(?:diff|ask|architect|code|help|context|multi)>(?:\s|$))")
-_INPUT_FIRST = frozenset("❯>›[dachm")  # the first characters _INPUT_LINE can match (a cheap pre-check)
 # aider lists the files in the chat between its rule and its "diff>" line.
 _FILE_LIST = re.compile(r"^(?:readonly: )?[\w.@+~-]*[./][\w./@+~-]*(?: [\w./@+~-]+)*$", re.I)
 # A shell prompt line ("dev@box:~/app$"): the program that drew the screen above it has exited.
@@ -163,285 +137,36 @@ def _clean(line: str) -> str:
     return s
 
 
-def _lower_pattern(p: str) -> str | None:
-    """The pattern rewritten to match lowercased text case-sensitively (several times faster
-    than ``re.I``), or None when it cannot be (inline case flags, named escapes)."""
-    if "(?-i" in p or "(?i" in p or "\\N{" in p:
-        return None
-    out: list[str] = []
-    i = 0
-    while i < len(p):
-        c = p[i]
-        if c == "\\" and i + 1 < len(p):
-            out.append(p[i:i + 2])
-            i += 2
-            continue
-        low = c.lower()
-        if len(low) != 1:
-            return None
-        out.append(low)
-        i += 1
-    return "".join(out)
+class Matcher:
+    """A policy's list of case-insensitive regexes as one alternation (``re.I | re.M``), searched
+    one line (or one short text) at a time.
 
+    Results are memoized by the text searched: classify is pure, and most lines of a screen were
+    on the pane's previous screen too (a spinner ticks, a line is appended), so live supervision
+    and replay search mostly lines already seen. The memo is bounded (cleared when full)."""
 
-_LITERAL = _sre_constants.LITERAL
-_IN = _sre_constants.IN
-_SUBPATTERN = _sre_constants.SUBPATTERN
-_BRANCH = _sre_constants.BRANCH
-_REPEATS = (_sre_constants.MAX_REPEAT, _sre_constants.MIN_REPEAT)
+    __slots__ = ("rx", "_memo")
+    _MEMO_MAX = 20_000
 
+    def __init__(self, patterns: list[str]) -> None:
+        self.rx = re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.M)
+        self._memo: dict[str, re.Match[str] | None] = {}
 
-def _selectivity(needles: frozenset[str]) -> tuple[int, int]:
-    """How rarely a set of needles shows up in ordinary text: by its weakest needle (a glyph
-    like "…" or "⏺" counts as much as four letters; a lone ASCII character is worthless)."""
-    weakest = min((len(x) if x.isascii() else len(x) + 3) if len(x) > 1 or not x.isascii() else 0
-                  for x in needles)
-    return (min(weakest, 6), -len(needles))
-
-
-def _needles(seq: object) -> frozenset[str] | None:
-    """Substrings one of which every match of a parsed regex contains (None: no such set).
-    A screen that contains none of them cannot match, so the regex need not run."""
-    best: frozenset[str] | None = None
-    run: list[str] = []
-
-    def consider(cands: frozenset[str] | None) -> None:
-        nonlocal best
-        if not cands:
-            return
-        if best is None or _selectivity(cands) > _selectivity(best):
-            best = cands
-
-    lead_in: frozenset[str] | None = None  # a one-character class just before the literal run
-    tail_alts: list[Any] | None = None  # the alternatives of a group just before the literal run
-
-    def flush() -> str:
-        text = "".join(run)
-        if text:
-            consider(frozenset([text]))
-            if lead_in is not None:
-                consider(frozenset(c + text for c in lead_in))  # "[$#%] " -> "$ ", "# ", "% "
-            if tail_alts is not None:
-                tails = [_trailing_literals(a) for a in tail_alts]
-                if all(tails):
-                    consider(frozenset(t + text for t in tails))  # "(diff|ask)> " -> "diff> ", "ask> "
-        return text
-
-    for op, av in seq:  # type: ignore[attr-defined]
-        if op is _LITERAL:
-            run.append(chr(av))
-            continue
-        prefix = flush()
-        run = []
-        lead_in = None
-        tail_alts = None
-        if (op is _IN and av and all(o is _LITERAL for o, _ in av)
-                and not any(chr(v).isalpha() for _, v in av)):  # no letters: no case folding to mind
-            lead_in = frozenset(chr(v) for _, v in av)
-        if op is _SUBPATTERN:
-            consider(_needles(av[-1]))
-            if not av[1] and not av[2]:  # a group without flag changes
-                inner = list(av[-1])
-                tail_alts = inner[0][1][1] if len(inner) == 1 and inner[0][0] is _BRANCH else [inner]
-        elif op is _BRANCH:
-            alts = [_needles(a) for a in av[1]]
-            if all(a is not None for a in alts):
-                consider(frozenset().union(*alts))  # type: ignore[arg-type]
-            if prefix:
-                # The parser factors a common prefix out of alternatives ("\bch(?:mod|own)"): the
-                # prefix followed by each alternative's leading literals is a needle, and a longer one.
-                leads = [_leading_literals(a) for a in av[1]]
-                if all(leads):
-                    consider(frozenset(prefix + x for x in leads))
-            tail_alts = list(av[1])
-        elif op in _REPEATS and av[0] >= 1:
-            consider(_needles(av[2]))
-        elif op is _IN and all(o is _LITERAL for o, _ in av) and all(v > 127 for _, v in av):
-            consider(frozenset(chr(v) for _, v in av))  # a class of non-ASCII glyphs: each one is a needle
-    flush()
-    if best is not None and any(len(x) < 2 and x.isascii() for x in best):
-        return None  # a single ASCII character is everywhere: no use as a pre-check
-    return best
-
-
-def _leading_literals(seq: object) -> str:
-    out: list[str] = []
-    for op, av in seq:  # type: ignore[attr-defined]
-        if op is not _LITERAL:
-            break
-        out.append(chr(av))
-    return "".join(out)
-
-
-def _trailing_literals(seq: object) -> str:
-    out: list[str] = []
-    for op, av in reversed(list(seq)):  # type: ignore[call-overload]
-        if op is not _LITERAL:
-            break
-        out.append(chr(av))
-    return "".join(reversed(out))
-
-
-_AT_LINE = (_sre_constants.AT_BEGINNING, _sre_constants.AT_BEGINNING_LINE)
-_RANGE = _sre_constants.RANGE
-
-
-def _first_class(seq: object) -> str | None:
-    """For a pattern anchored at a line start (``^`` then one required character), that
-    character's class as regex source (``[⠀-⣿]``); None when the pattern is not of that shape."""
-    items = list(seq)  # type: ignore[call-overload]
-    if len(items) == 1 and items[0][0] is _BRANCH:
-        parts = [_first_class(a) for a in items[0][1][1]]
-        return "".join(parts) if all(parts) else None  # type: ignore[arg-type]
-    if len(items) == 1 and items[0][0] is _SUBPATTERN and not items[0][1][1] and not items[0][1][2]:
-        return _first_class(items[0][1][-1])
-    if len(items) < 2 or items[0][0] is not _AT or items[0][1] not in _AT_LINE:
-        return None
-    op, av = items[1]
-    if op in _REPEATS and av[0] >= 1 and len(av[2]) == 1:
-        op, av = av[2][0]
-    if op is _LITERAL:
-        return re.escape(chr(av))
-    if op is _IN and av and all(o is _LITERAL or o is _RANGE for o, _ in av):
-        return "".join(re.escape(chr(v)) if o is _LITERAL else f"{re.escape(chr(v[0]))}-{re.escape(chr(v[1]))}"
-                       for o, v in av)
-    return None
-
-
-def _line_start_check(patterns: list[str]) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
-    """A pre-check for needle-less patterns that all start at a line start with one character of
-    a class: ``\\n[class]`` (and ``[class]`` for the first line), or (None, None)."""
-    classes = []
-    for p in patterns:
+    def search(self, text: str) -> re.Match[str] | None:
+        memo = self._memo
         try:
-            cls = _first_class(_sre_parse.parse(p, re.M))
-        except Exception:
-            return None, None
-        if not cls:
-            return None, None
-        classes.append(cls)
-    cls = "".join(classes)
-    return re.compile(f"\\n[{cls}]"), re.compile(f"[{cls}]")
+            return memo[text]
+        except KeyError:
+            pass
+        if len(memo) >= self._MEMO_MAX:
+            memo.clear()
+        m = memo[text] = self.rx.search(text)
+        return m
 
 
-def _pattern_needles(pattern: str) -> frozenset[str] | None:
-    try:
-        return _needles(_sre_parse.parse(pattern))
-    except Exception:  # a parser detail we do not understand: just run the regex
-        return None
-
-
-class _Rx:
-    """A policy's list of case-insensitive regexes as one matcher, made fast: patterns run
-    case-sensitively over lowercased text (several times faster than ``re.I``), and those with
-    required substrings run only when one of them is present (a C-speed ``in`` test). The rest
-    (rare: inline case flags) run with ``re.I`` over the original text."""
-
-    __slots__ = ("gated", "needles", "always", "orig", "orig_needles", "slot", "auto", "always_pre", "always_first",
-                 "lookbehind")
-
-    def __init__(self, patterns: list[str], flags: int = re.M) -> None:
-        self.slot = -1  # index in the policy's needle automaton (set by _Rules)
-        # A lookbehind can see the newline before a line of the view: such matchers search lines alone.
-        self.lookbehind = any("(?<" in p for p in patterns)
-        gated: list[str] = []
-        needles: set[str] = set()
-        always: list[str] = []
-        orig: list[str] = []
-        for p in patterns:
-            low = _lower_pattern(p)
-            if low is None:
-                orig.append(p)
-                continue
-            nd = _pattern_needles(low)
-            if nd is None:
-                always.append(low)
-            else:
-                gated.append(low)
-                needles.update(nd)
-        self.gated = re.compile("|".join(f"(?:{p})" for p in gated), flags) if gated else None
-        self.needles = tuple(sorted(needles, key=len))
-        self.auto = None
-        if _ahocorasick is not None and len(self.needles) > 3:
-            self.auto = _ahocorasick.Automaton()
-            for needle in self.needles:
-                self.auto.add_word(needle, needle)
-            self.auto.make_automaton()
-        self.always = re.compile("|".join(f"(?:{p})" for p in always), flags) if always else None
-        self.always_pre, self.always_first = _line_start_check(always) if always and flags & re.M else (None, None)
-        self.orig = re.compile("|".join(f"(?:{p})" for p in orig), flags | re.I) if orig else None
-        # Lowercased needles are a necessary condition on lowercased text whatever the case flags.
-        self.orig_needles: tuple[str, ...] | None = None
-        orig_nd = [_pattern_needles(p) for p in orig]
-        if orig and all(nd is not None for nd in orig_nd):
-            self.orig_needles = tuple(sorted({x.lower() for nd in orig_nd for x in nd}, key=len))  # type: ignore[union-attr]
-
-    def always_possible(self, low: str, pos: int, endpos: int) -> bool:
-        """Whether the needle-less patterns could match in ``low[pos:endpos]`` (``pos`` a line start):
-        when each starts at a line start with a character of a known class, one C-speed search for
-        a newline followed by one of them (or the class at the very start) says."""
-        pre = self.always_pre
-        if pre is None:
-            return True
-        if pos == 0 and self.always_first.match(low, 0, endpos) is not None:  # type: ignore[union-attr]
-            return True
-        return pre.search(low, pos - 1 if pos > 0 else 0, endpos) is not None
-
-    def orig_possible(self, low: str, pos: int = 0, endpos: int | None = None) -> bool:
-        """Whether the case-flagged patterns could match in ``low[pos:endpos]``."""
-        if self.orig is None:
-            return False
-        if self.orig_needles is None:
-            return True
-        end = len(low) if endpos is None else endpos
-        return any(low.find(nd, pos, end) >= 0 for nd in self.orig_needles)
-
-    def search(self, s: str, low: str | None = None) -> re.Match[str] | None:
-        """Search ``s`` (``low`` is ``s.lower()`` when the caller already has it)."""
-        if low is None:
-            low = s.lower()
-        if self.gated is not None:
-            if self.auto is not None:
-                if next(self.auto.iter(low), None) is not None:
-                    m = self.gated.search(low)
-                    if m is not None:
-                        return m
-            else:
-                for nd in self.needles:
-                    if nd in low:
-                        m = self.gated.search(low)
-                        if m is not None:
-                            return m
-                        break
-        if self.always is not None:
-            m = self.always.search(low)
-            if m is not None:
-                return m
-        if self.orig is not None and self.orig_possible(low):
-            return self.orig.search(s)
-        return None
-
-    def finditer(self, text: str, low: str, pos: int, endpos: int) -> list[re.Match[str]]:
-        found: list[re.Match[str]] = []
-        if self.gated is not None:
-            for nd in self.needles:
-                if low.find(nd, pos, endpos) >= 0:
-                    found.extend(self.gated.finditer(low, pos, endpos))
-                    break
-        parts = 1 if found else 0
-        if self.always is not None:
-            more = list(self.always.finditer(low, pos, endpos))
-            if more:
-                found.extend(more)
-                parts += 1
-        if self.orig is not None and self.orig_possible(low, pos, endpos):
-            more = list(self.orig.finditer(text, pos, endpos))
-            if more:
-                found.extend(more)
-                parts += 1
-        if parts > 1:
-            found.sort(key=lambda m: m.start())
-        return found
+def _combine(patterns: list[str]) -> Matcher | None:
+    """One matcher for a list of patterns (None: no patterns)."""
+    return Matcher(patterns) if patterns else None
 
 
 @dataclass(slots=True)
@@ -450,32 +175,24 @@ class _Rules:
 
     recent_lines: int
     blocker_lines: int
-    busy: _Rx | None
-    weak_busy: _Rx | None
-    idle: _Rx | None
-    prompt: _Rx | None
-    hints: _Rx | None
-    dialog: _Rx | None
-    completion: _Rx | None
-    not_blocker: _Rx | None
-    blocker_any: _Rx | None
-    blockers: list[tuple[BlockerKind, str, _Rx]]
-    kinds: list[tuple[PromptKind, _Rx]]
-    approve: _Rx
-    decline: _Rx
-    persistent: _Rx
-    agents: list[tuple[str, _Rx]]
-    danger: list[tuple[str, str, _Rx]]
-    content_marks: _Rx | None
+    busy: Matcher | None
+    weak_busy: Matcher | None
+    idle: Matcher | None
+    prompt: Matcher | None
+    hints: Matcher | None
+    dialog: Matcher | None
+    completion: Matcher | None
+    not_blocker: Matcher | None
+    blocker_any: Matcher | None
+    blockers: list[tuple[BlockerKind, str, Matcher]]
+    kinds: list[tuple[PromptKind, Matcher]]
+    approve: Matcher
+    decline: Matcher
+    persistent: Matcher
+    agents: list[tuple[str, Matcher]]
+    danger: list[tuple[str, RiskLevel, Matcher]]
+    content_marks: Matcher | None
     policy_id: str
-    automaton: object | None = None
-    danger_auto: object | None = None
-    danger_always: tuple[int, ...] = ()
-    danger_leads: tuple[tuple[str, ...] | None, ...] = ()
-
-
-def _combine(patterns: list[str]) -> _Rx | None:
-    return _Rx(patterns) if patterns else None
 
 
 _CACHE: dict[int, tuple[Policy, _Rules]] = {}
@@ -499,199 +216,40 @@ def compiled_rules(policy: Policy) -> _Rules:
         completion=_combine(c.completion_markers),
         not_blocker=_combine(c.not_blocker_patterns),
         blocker_any=_combine([b.pattern for b in c.blocker_patterns]),
-        blockers=[(b.kind, b.name or b.kind, _Rx([b.pattern])) for b in c.blocker_patterns],
-        kinds=[(k, _Rx(pats)) for k, pats in c.prompt_kinds.items() if pats],
-        approve=_Rx([c.approve_option]),
-        decline=_Rx([c.decline_option]),
-        persistent=_Rx([c.persistent_option]),
-        agents=[(a, _Rx(pats)) for a, pats in c.agent_markers.items() if pats],
-        danger=[(d.name, d.level, _Rx([d.pattern])) for d in policy.answers.danger_patterns],
-
+        blockers=[(b.kind, b.name or b.kind, Matcher([b.pattern])) for b in c.blocker_patterns],
+        kinds=[(k, Matcher(pats)) for k, pats in c.prompt_kinds.items() if pats],
+        approve=Matcher([c.approve_option]),
+        decline=Matcher([c.decline_option]),
+        persistent=Matcher([c.persistent_option]),
+        agents=[(a, Matcher(pats)) for a, pats in c.agent_markers.items() if pats],
+        danger=[(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.danger_patterns],
         content_marks=_combine([b.pattern for b in c.blocker_patterns] + c.prompt_patterns),
-
         policy_id=policy.policy_id,
     )
-    rules.automaton = _build_automaton(rules)
-    rules.danger_auto, rules.danger_always = _build_danger_automaton(rules)
-    rules.danger_leads = tuple(_danger_leads(d.pattern, rx) for d, (_, _, rx) in
-                               zip(policy.answers.danger_patterns, rules.danger, strict=True))
     if len(_CACHE) > 32:
         _CACHE.clear()
     _CACHE[id(policy)] = (policy, rules)
     return rules
 
 
-_AT = _sre_constants.AT
-# Characters that match only themselves and their ASCII other case under re.I (no "ſ", "K", "ı").
-_FOLD_SAFE = frozenset("abcdefghjlmnopqrtuvwxyzABCDEFGHJLMNOPQRTUVWXYZ0123456789 -_./:~+=<>()")
-
-
-def _leads(seq: object) -> frozenset[str] | None:
-    """The literal text every match of a parsed regex starts with, after zero-width assertions
-    (``\\bgit``, ``^rm: ``, ``\\b(curl|wget)``): one string per alternative (None: not known). No
-    match can start before the first place one of them occurs."""
-    items = list(seq)  # type: ignore[call-overload]
-    i = 0
-    while i < len(items) and items[i][0] is _AT:
-        i += 1
-    if i == len(items):
-        return None
-    op, av = items[i]
-    if op is _LITERAL:
-        return frozenset([_leading_literals(items[i:])])
-    if op is _BRANCH:
-        alts = [_leads(a) for a in av[1]]
-        if all(alts):
-            return frozenset().union(*alts)  # type: ignore[arg-type]
-        return None
-    if op is _SUBPATTERN and not av[1] and not av[2]:  # a group without flag changes
-        return _leads(av[-1])
-    return None
-
-
-def _danger_leads(pattern: str, rx: _Rx) -> tuple[str, ...] | None:
-    """The lowercased texts a danger pattern's matches start with, when the pattern is one regex
-    (gated, or case-flagged with only fold-safe leads), else None."""
-    if rx.always is not None:
-        return None
-    if rx.gated is not None and rx.orig is None:
-        low = _lower_pattern(pattern)
-        if low is None:
-            return None
-        try:
-            leads = _leads(_sre_parse.parse(low))
-        except Exception:
-            return None
-        return tuple(sorted(leads)) if leads else None
-    if rx.orig is not None and rx.gated is None:
-        try:
-            leads = _leads(_sre_parse.parse(pattern))
-        except Exception:
-            return None
-        if not leads or not all(x and set(x) <= _FOLD_SAFE for x in leads):
-            return None
-        return tuple(sorted({x.lower() for x in leads}))
-    return None
-
-
-def _build_danger_automaton(rules: _Rules) -> tuple[object | None, tuple[int, ...]]:
-    """Needle -> danger pattern indices, so a prompt's subject is scanned once."""
-    if _ahocorasick is None:
-        return None, ()
-    by_needle: dict[str, set[int]] = {}
-    always: list[int] = []
-    for idx, (_, _, rx) in enumerate(rules.danger):
-        if rx.always is not None or rx.orig is not None or rx.gated is None:
-            always.append(idx)
-            continue
-        for nd in rx.needles:
-            by_needle.setdefault(nd, set()).add(idx)
-    if not by_needle:
-        return None, tuple(always)
-    auto = _ahocorasick.Automaton()
-    for nd, idxs in by_needle.items():
-        auto.add_word(nd, tuple(idxs))
-    auto.make_automaton()
-    return auto, tuple(always)
-
-
-def _build_automaton(rules: _Rules) -> object | None:
-    """One Aho-Corasick automaton over the needles of the matchers that scan whole regions."""
-    if _ahocorasick is None:
-        return None
-    matchers = [rules.busy, rules.weak_busy, rules.idle, rules.completion, rules.blocker_any, rules.prompt,
-                rules.dialog, rules.hints, rules.content_marks]
-    matchers += [rx for _, rx in rules.agents]
-    by_needle: dict[str, list[int]] = {}
-    for slot, rx in enumerate(matchers):
-        if rx is None:
-            continue
-        rx.slot = slot
-        for nd in rx.needles:
-            by_needle.setdefault(nd, []).append(slot)
-    if not by_needle:
-        return None
-    masks: dict[str, int] = {}
-    keep = {n[0] for n in by_needle if len(n) <= _TRIM_MIN or not n.isascii()}
-    for nd, slots in by_needle.items():
-        mask = 0
-        for slot in slots:
-            mask |= 1 << slot
-        key = _shortened(nd, keep)
-        masks[key] = masks.get(key, 0) | mask
-    auto = _ahocorasick.Automaton()
-    for key, mask in masks.items():
-        auto.add_word(key, mask)  # a bit per matcher: one dict update per hit, whatever the slots
-    auto.make_automaton()
-    return auto
-
-
-_TRIM_MIN = 4
-
-
-def _shortened(needle: str, keep: set[str]) -> str:
-    """The needle, or a suffix of it that starts with a character in ``keep`` (those that untrimmable
-    needles start with).
-    The automaton's time per character of text grows with how many distinct first characters its
-    words have; a suffix is present wherever the needle is (so the pre-check still only rejects
-    lines that cannot match) and ends where it ends (so it marks the same line)."""
-    if needle[0] in keep or len(needle) <= _TRIM_MIN or not needle.isascii():
-        return needle
-    for off in range(1, len(needle) - _TRIM_MIN + 1):
-        if needle[off] in keep:
-            return needle[off:]
-    return needle
-
-
-
 class _View:
     """The recent lines of a screen, cleaned, with the layout of the bottom input area."""
 
-    __slots__ = ("lines", "text", "low", "starts", "nonblank", "area_top", "box", "input_line", "n", "cand",
-                 "content", "scan_from", "hl", "odd")
+    __slots__ = ("lines", "nonblank", "area_top", "box", "input_line", "n", "content", "hl")
 
-    def __init__(self, raw_lines: list[str], idle: _Rx | None = None, content_marks: _Rx | None = None,
-                 automaton: object | None = None) -> None:
+    def __init__(self, raw_lines: list[str], idle: Matcher | None = None,
+                 content_marks: Matcher | None = None) -> None:
         lines = [ln.strip(_BORDERS) for ln in raw_lines]
-        text = "\n".join(lines)
-        # Most screens draw no box corner at all: one C-speed test per corner glyph over the text
-        # before looking at the start of every line.
-        if any(c in text for c in _BOX_CORNERS_LEFT) and any(ln[:1] in _BOX_CORNERS_LEFT for ln in lines if ln):
-            lines = [_clean(ln) if ln and ln[0] in _BOX_CORNERS_LEFT else ln for ln in lines]
-            text = "\n".join(lines)
+        lines = [_clean(ln) if ln and ln[0] in _BOX_CORNERS_LEFT else ln for ln in lines]
         self.lines = lines
         self.n = len(lines)
         self.hl: dict[int, list[str]] | None = None
-        self.text = text
-        low = self.text.lower()
-        self.odd = len(low) != len(self.text)
-        if self.odd:  # a few characters lowercase to two: keep offsets aligned
-            low = "\n".join(x if len(x) == len(ln) else ln for ln in lines for x in (ln.lower(),))
-        self.low = low
-        starts = list(accumulate([len(ln) + 1 for ln in lines[:-1]], initial=0)) if lines else [0]
-        self.starts = starts
-        self.cand: dict[int, int] | None = None
-        nonblank = [i for i, ln in enumerate(lines) if ln]
-        # The needle scan covers the bottom lines, where live state shows; above them matchers
-        # fall back to running their regex.
-        self.scan_from = nonblank[-_SCAN_LINES] if len(nonblank) > _SCAN_LINES else 0
-        if automaton is not None:
-            # Which lines hold a needle of which matcher (a bit mask per line): one pass over the text.
-            cand: dict[int, int] = {}
-            last_end = -1
-            row = 0
-            for end, mask in automaton.iter(low, starts[self.scan_from] if self.n else 0):  # type: ignore[attr-defined]
-                if end != last_end:
-                    row = bisect_right(starts, end) - 1
-                    last_end = end
-                cand[row] = cand.get(row, 0) | mask
-            self.cand = cand
-        self.nonblank = nonblank
+        self.nonblank = [i for i, ln in enumerate(lines) if ln]
         self._layout(idle, content_marks)
         top = self.area_top
         self.content = [i for i in self.nonblank if i < top] if top < self.n else self.nonblank
 
-    def _layout(self, idle: _Rx | None, content_marks: _Rx | None) -> None:
+    def _layout(self, idle: Matcher | None, content_marks: Matcher | None) -> None:
         """Find the bottom input area: the composer's input line and the rules around it."""
         lines = self.lines
         n = self.n
@@ -702,7 +260,7 @@ class _View:
         for k in range(len(bottom) - 1, -1, -1):
             i = bottom[k]
             ln = lines[i]
-            if ln[0] not in _INPUT_FIRST or not _INPUT_LINE.match(ln) or _PROMPT_ON_LINE.search(ln):
+            if not _INPUT_LINE.match(ln) or _PROMPT_ON_LINE.search(ln):
                 continue
             # The composer's line is the last one, or a rule / footer follows it directly; a
             # highlighted menu option ("❯ No, exit") is followed by more options instead.
@@ -749,97 +307,32 @@ class _View:
                 top = j
             self.area_top = min(self.area_top, top)
 
-    def _mark(self, rx: _Rx, i: int) -> re.Match[str] | None:
-        """``rx.search(self.lines[i])``, through the needle scan where that gives the same answer."""
-        if self.odd or rx.lookbehind:
-            return rx.search(self.lines[i])
-        return _at(self, rx, i)
+    def _mark(self, rx: Matcher, i: int) -> re.Match[str] | None:
+        return rx.search(self.lines[i])
 
-    def line_of(self, offset: int) -> int:
-        return bisect_right(self.starts, offset) - 1
-
-    def hits(self, pattern: _Rx | None, start: int = 0, end: int | None = None) -> list[tuple[int, re.Match[str]]]:
+    def hits(self, pattern: Matcher | None, start: int = 0, end: int | None = None
+             ) -> list[tuple[int, re.Match[str]]]:
         """Matches of ``pattern`` on lines ``start`` to ``end`` (exclusive), with their line numbers.
-        With the needle scan done, the gated part runs only on lines that hold one of its needles."""
-        if pattern is None or start >= self.n:
+        Patterns match within one line (``^``/``$`` are the line's ends); one match per line."""
+        if pattern is None:
             return []
-        stop_line = self.n if end is None or end >= self.n else end
-        stop = len(self.text) if stop_line >= self.n else self.starts[stop_line]
-        cand = self.cand
-        if cand is None or pattern.slot < 0 or start < self.scan_from:
-            return [(self.line_of(m.start()), m)
-                    for m in pattern.finditer(self.text, self.low, self.starts[start], stop)]
-        out: list[tuple[int, re.Match[str]]] = []
-        gated = pattern.gated
-        if gated is not None:
-            bit = 1 << pattern.slot
-            lines = [ln for ln, mask in cand.items() if mask & bit and start <= ln < stop_line]
-            if lines:
-                starts = self.starts
-                low = self.low
-                for ln in sorted(lines):
-                    le = starts[ln + 1] - 1 if ln + 1 < self.n else len(low)
-                    for m in gated.finditer(low, starts[ln], le):
-                        out.append((ln, m))
-        extra = 0
-        orig = pattern.orig if pattern.orig_possible(self.low, self.starts[start], stop) else None
-        always = pattern.always
-        if always is not None and not pattern.always_possible(self.low, self.starts[start], stop):
-            always = None
-        for rx, text in ((always, self.low), (orig, self.text)):
-            if rx is not None:
-                for m in rx.finditer(text, self.starts[start], stop):
-                    out.append((self.line_of(m.start()), m))
-                    extra += 1
-        if extra and len(out) > extra:
-            out.sort(key=lambda h: h[1].start())
-        return out
+        lines = self.lines
+        stop = self.n if end is None else min(end, self.n)
+        found = []
+        for i in range(max(start, 0), stop):
+            m = pattern.search(lines[i]) if lines[i] else None
+            if m is not None:
+                found.append((i, m))
+        return found
 
-    def any_hit(self, pattern: _Rx, start: int) -> bool:
-        """Whether ``pattern`` matches any line from ``start`` down (stops at the first match)."""
-        cand = self.cand
-        if cand is None or pattern.slot < 0 or start < self.scan_from:
-            return bool(self.hits(pattern, start))
-        starts, low, n = self.starts, self.low, self.n
-        if pattern.gated is not None:
-            bit = 1 << pattern.slot
-            for ln, mask in cand.items():
-                if mask & bit and ln >= start:
-                    le = starts[ln + 1] - 1 if ln + 1 < n else len(low)
-                    if pattern.gated.search(low, starts[ln], le) is not None:
-                        return True
-        pos = starts[start] if start < n else len(low)
-        if pattern.always is not None and pattern.always.search(low, pos) is not None:
-            return True
-        return pattern.orig_possible(low, pos) and pattern.orig.search(self.text, pos) is not None  # type: ignore[union-attr]
+    def any_hit(self, pattern: Matcher, start: int) -> bool:
+        """Whether ``pattern`` matches any line from ``start`` down."""
+        return any(ln and pattern.search(ln) is not None for ln in self.lines[max(start, 0):])
 
-    def last_hit(self, pattern: _Rx | None, start: int = 0, end: int | None = None
+    def last_hit(self, pattern: Matcher | None, start: int = 0, end: int | None = None
                  ) -> tuple[int, re.Match[str] | None]:
         found = self.hits(pattern, start, end)
         return found[-1] if found else (-1, None)
-
-
-_setattr = object.__setattr__
-
-
-_FIELD_COUNT: dict[Any, int] = {}
-
-
-def _fast(cls: Any, **fields: Any) -> Any:
-    """``cls.model_construct(**fields)`` without its per-field bookkeeping (the hot path builds
-    one Observation per screen): values are ours and already valid. Should the model grow a
-    field we do not pass, this falls back to ``model_construct`` so its default is filled in."""
-    count = _FIELD_COUNT.get(cls)
-    if count is None:
-        count = _FIELD_COUNT[cls] = len(cls.model_fields)
-    if len(fields) != count:
-        return cls.model_construct(**fields)
-    obj = cls.__new__(cls)
-    _setattr(obj, "__dict__", fields)
-    _setattr(obj, "__pydantic_fields_set__", set(fields))
-    _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
-    return obj
 
 
 def _signature(*parts: str) -> str:
@@ -865,39 +358,18 @@ class _Found:
 
 def _option(rules: _Rules, index: int, label: str, key: str | None, highlighted: bool) -> PromptOption:
     approves: bool | None = None
-    low = label.lower()
-    if rules.decline.search(label, low):
+    if rules.decline.search(label):
         approves = False
-    elif rules.approve.search(label, low):
+    elif rules.approve.search(label):
         approves = True
-    persistent = rules.persistent.search(label, low) is not None
-    return _fast(PromptOption, index=index, label=label, key=key, highlighted=highlighted,
+    persistent = rules.persistent.search(label) is not None
+    return PromptOption.model_construct(index=index, label=label, key=key, highlighted=highlighted,
                  approves=approves, persistent=persistent)
 
 
-def _at(view: _View, rx: _Rx | None, i: int) -> re.Match[str] | None:
-    """``rx`` searched on line ``i`` of the view; with the needle scan done, a line without any
-    of the matcher's needles is rejected without running a regex."""
-    if rx is None:
-        return None
-    cand = view.cand
-    if cand is None or rx.slot < 0 or i < view.scan_from:
-        return rx.search(view.lines[i])
-    starts = view.starts
-    low = view.low
-    pos = starts[i]
-    end = starts[i + 1] - 1 if i + 1 < view.n else len(low)
-    if rx.gated is not None and cand.get(i, 0) >> rx.slot & 1:
-        m = rx.gated.search(low, pos, end)
-        if m is not None:
-            return m
-    if rx.always is not None:
-        m = rx.always.search(low, pos, end)
-        if m is not None:
-            return m
-    if rx.orig_possible(low, pos, end):
-        return rx.orig.search(view.text, pos, end)  # type: ignore[union-attr]
-    return None
+def _at(view: _View, rx: Matcher | None, i: int) -> re.Match[str] | None:
+    """``rx`` searched on line ``i`` of the view."""
+    return rx.search(view.lines[i]) if rx is not None else None
 
 
 def _is_hint(rules: _Rules, ln: str) -> bool:
@@ -1012,68 +484,34 @@ def _subject(view: _View, start: int, q_line: int, first_option: int | None = No
 
 
 def _kind(rules: _Rules, text: str, default: PromptKind) -> PromptKind:
-    low = text.lower()
     for kind, pat in rules.kinds:
-        if pat.search(text, low):
+        if pat.search(text):
             return kind
     return default
 
 
-def _danger_candidates(rules: _Rules, low: str) -> set[int] | range:
-    """Indices of the danger patterns worth running on ``low``: those without needles, and those
-    one of whose needles occurs (one automaton pass instead of a search per pattern)."""
-    auto = rules.danger_auto
-    if auto is None:
-        return range(len(rules.danger))
-    found = set(rules.danger_always)
-    for _, idxs in auto.iter(low):  # type: ignore[attr-defined]
-        found.update(idxs)
-    return found
-
-
 def _risk(rules: _Rules, subject: str, question: str) -> RiskAssessment:
     blob = subject + "\n" + question
-    low = blob.lower()
     matched: list[str] = []
-    level = "none"
-    candidates = _danger_candidates(rules, low)
-    danger = rules.danger
-    leads = rules.danger_leads
-    aligned = len(low) == len(blob)
-    for idx in sorted(candidates) if isinstance(candidates, set) else candidates:  # in policy order
-        name, lvl, pat = danger[idx]
-        lead = leads[idx] if leads else None
-        if lead is not None and (aligned or pat.orig is None):
-            # Every match starts with one of ``lead``: search from the first of them (or not at all)
-            # instead of trying the regex at every position of a long subject.
-            first = -1
-            for x in lead:
-                k = low.find(x)
-                if k >= 0 and (first < 0 or k < first):
-                    first = k
-            if first < 0:
-                continue
-            hit = (pat.gated.search(low, first) if pat.orig is None  # type: ignore[union-attr]
-                   else pat.orig.search(blob, first)) is not None
-        else:
-            hit = pat.search(blob, low) is not None
-        if hit:
+    level: RiskLevel = "none"
+    for name, lvl, pat in rules.danger:  # in policy order
+        if pat.search(blob) is not None:
             matched.append(name)
             if lvl == "dangerous":
                 level = "dangerous"
             elif level == "none":
                 level = lvl
-    return _fast(RiskAssessment, level=level, matched=matched, subject=subject or None)
+    return RiskAssessment.model_construct(level=level, matched=matched, subject=subject or None)
 
 
 def _make_prompt(rules: _Rules, agent: str, kind: PromptKind, question: str, options: list[PromptOption],
-                 style: str, subject: str, default: int | None = -1) -> Prompt:
+                 style: InputStyle, subject: str, default: int | None = -1) -> Prompt:
     highlighted = next((o.index for o in options if o.highlighted), None)
     if default == -1:
         default = highlighted
     default_approves = options[default].approves if default is not None and default < len(options) else None
     sig = "prm_" + _signature(agent, kind, question, subject, *(o.label for o in options))
-    return _fast(Prompt, kind=kind, question=question, options=options, highlighted=highlighted,
+    return Prompt.model_construct(kind=kind, question=question, options=options, highlighted=highlighted,
                  default=default, default_approves=default_approves, input_style=style,
                  risk=_risk(rules, subject, question), signature=sig)
 
@@ -1085,7 +523,7 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
     last_opt = -1
     for i in range(top - 1, max(-1, top - 30), -1):
         ln = lines[i]
-        if ln and ln[0] in _OPTION_START and _OPTION.match(ln):
+        if ln and _OPTION.match(ln):
             last_opt = i
             break
     if last_opt < 0:
@@ -1096,7 +534,7 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
     i = last_opt
     while i >= 0 and gap <= 3:
         ln = lines[i]
-        m = _OPTION.match(ln) if ln and ln[0] in _OPTION_START else None
+        m = _OPTION.match(ln) if ln else None
         if m:
             num = int(m.group("num"))
             if expect is not None and num != expect:
@@ -1160,7 +598,7 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
             key = sm.group("key").lower()
             letter_keys += 1
         options.append(_option(rules, idx, label, key, hl))
-    style = "letter" if letter_keys else "digit"
+    style: InputStyle = "letter" if letter_keys else "digit"
     if not letter_keys and highlighted_any and saw_hint and _enter_confirms(view, end):
         # The footer says Enter continues with the highlighted option: there (Codex's trust dialog)
         # a digit only moves the cursor, so arrows + Enter is the way that works.
@@ -1236,7 +674,7 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
     subject = _subject(view, start, anchor, block[0])
     header = " ".join(ln for ln in lines[start:block[0]] if ln)
     kind = _kind(rules, question + " " + header, "numbered_menu")
-    style = "letter" if shortcuts == len(options) or (shortcuts and hl < 0) else "arrows"
+    style: InputStyle = "letter" if shortcuts == len(options) or (shortcuts and hl < 0) else "arrows"
     return _Found(_make_prompt(rules, agent, kind, question, options, style, subject), anchor, end,
                   "prompt:arrow-menu" if style == "arrows" else "prompt:letter-menu")
 
@@ -1383,11 +821,11 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
         low = ln.lower()
         options: list[PromptOption] = []
         first_option = -1
-        style = "text"
+        style: InputStyle = "text"
         if "press enter" in low or "enter to continue" in low or "enter to confirm" in low:
             em = re.search(r"enter to (\w+)", low)
             label = em.group(1).capitalize() if em else "Continue"
-            options = [_fast(PromptOption, index=0, label=label, key="Enter", highlighted=True,
+            options = [PromptOption.model_construct(index=0, label=label, key="Enter", highlighted=True,
                              approves=True, persistent=False)]
             style = "enter"
         elif is_dialog:
@@ -1453,20 +891,7 @@ def _agent(rules: _Rules, screen: Screen, view: _View, start: int) -> str:
         if name in cmd:
             return name
     title = screen.title
-    # The needles of every matcher seen from ``start`` down (one OR over the scanned lines): an
-    # agent none of whose needles shows there has no marker there, without a pass per agent.
-    seen = -1
-    cand = view.cand
-    if cand is not None and start >= view.scan_from:
-        seen = 0
-        for ln, mask in cand.items():
-            if ln >= start:
-                seen |= mask
     for name, rx in rules.agents:  # the bottom window: the first agent (in policy order) with a marker wins
-        if seen >= 0 and rx.slot >= 0 and rx.always is None and rx.orig is None and not seen >> rx.slot & 1:
-            if title and rx.search(title):
-                return name
-            continue
         if view.any_hit(rx, start) or (title and rx.search(title)):
             return name
     if cmd in ("bash", "zsh", "sh", "fish", "dash"):
@@ -1566,7 +991,7 @@ def _blocker(view: _View, rules: _Rules, floor: int) -> tuple[Blocker, str] | No
             rm = _RETRY.search(blob)
             retry = rm.group("when").strip().rstrip(".") if rm else None
             msg = ln.lstrip("⎿⏺●•■✗✘⚠❌ ").strip()
-            blocker = _fast(Blocker, kind=kind, message=msg[:500], retry_after=retry)
+            blocker = Blocker.model_construct(kind=kind, message=msg[:500], retry_after=retry)
             return blocker, f"blocked:{name}"
     return None
 
@@ -1584,7 +1009,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         raw_lines.pop()
     if len(raw_lines) > rules.recent_lines:
         raw_lines = raw_lines[-rules.recent_lines:]
-    view = _View(raw_lines, rules.idle, rules.content_marks, rules.automaton)
+    view = _View(raw_lines, rules.idle, rules.content_marks)
     if screen.highlights:
         view.hl = _highlight_map(screen, raw_lines)
     nb = view.nonblank
@@ -1594,17 +1019,10 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         return _obs(shash, "idle", agent, None, None, ["idle:blank"], 0.5, rules, blocks)
 
     # 1. A live prompt just above the input area (or at the bottom).
-    # Cheap structural gates first: most screens show no option line and no y/n marker at all.
-    found = None
     top = view.area_top
-    if top > 0:  # any of the 30 lines above the input area starting like a menu option (one search)
-        stop = view.starts[top] - 1 if top < view.n else len(view.text)
-        pos = view.starts[max(0, top - 30)]
-        menu = _MENU_LINE_NL.search(view.text, pos - 1 if pos else 0, stop) is not None
-        if not menu and pos == 0:
-            menu = _MENU_LINE_START.match(view.text, 0, stop) is not None
-        if menu:
-            found = _find_menu(view, rules, agent)
+    found = _find_menu(view, rules, agent)
+    # Inline y/n prompts only where one of the last lines shows a y/n or key-list marker; menus
+    # without digits only with no composer below and a cursor glyph or a shortcut among the lines.
     if found is None and any(("[" in ln or "(" in ln) and _INLINE_HINT.search(ln)
                              for ln in [view.lines[i] for i in view.content[-3:]]):
         found = _find_inline(view, rules, agent)
@@ -1638,7 +1056,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     floor = busy_line
     for i in range(view.area_top - 1, floor, -1):
         ln = view.lines[i]
-        if ln and ln[0] in _INPUT_FIRST and _INPUT_LINE.match(ln) and len(ln) > 2:
+        if ln and _INPUT_LINE.match(ln) and len(ln) > 2:
             floor = i
             break
     blk = _blocker(view, rules, floor)
@@ -1728,7 +1146,7 @@ def _exited(screen: Screen, rules: _Rules, raw_lines: list[str], shash: str, blo
     while lines and not lines[-1].strip():
         lines.pop()
     lines = lines[-rules.recent_lines:]
-    view = _View(lines, rules.idle, rules.content_marks, rules.automaton)
+    view = _View(lines, rules.idle, rules.content_marks)
     nb = view.nonblank
     agent = _agent(rules, screen, view, nb[-14] if len(nb) >= 14 else 0)
     blk = _blocker(view, rules, -1) if nb else None
@@ -1737,8 +1155,8 @@ def _exited(screen: Screen, rules: _Rules, raw_lines: list[str], shash: str, blo
     return _obs(shash, "exited", agent, None, None, ["exited:pane-dead"], 1.0, rules, blocks)
 
 
-def _obs(shash: str, state: str, agent: str, prompt: Prompt | None, blocker: Blocker | None,
+def _obs(shash: str, state: PaneState, agent: AgentName, prompt: Prompt | None, blocker: Blocker | None,
          evidence: list[str], confidence: float, rules: _Rules, blocks: list[str]) -> Observation:
-    return _fast(Observation, schema_version=1, observation_id=None,
+    return Observation.model_construct(schema_version=1, observation_id=None,
                  screen_hash=shash, state=state, agent=agent, prompt=prompt, blocker=blocker, evidence=evidence,
                  confidence=confidence, policy_id=rules.policy_id, checkpoint_blocks=blocks)

@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from supervisor.classify import _fast, blocker_signature, compiled_rules
-from supervisor.models import Blocker, Decision, Observation, Prompt, PromptOption, RunState
+from supervisor.classify import blocker_signature, compiled_rules
+from supervisor.models import Blocker, Decision, DecisionKind, Observation, Prompt, PromptOption, RunState
 
 if TYPE_CHECKING:
     from supervisor.policy import AnswerRule, Policy
@@ -65,11 +65,11 @@ def finish_streak(rs: RunState, policy: Policy) -> int:
     return rs.idle_streak + (1 if spaced else 0)
 
 
-def _decision(kind: str, obs: Observation, policy_id: str, reason: str, *, rule: str | None = None,
+def _decision(kind: DecisionKind, obs: Observation, policy_id: str, reason: str, *, rule: str | None = None,
               keys: list[str] | None = None, approves: bool | None = None, next_action: str | None = None,
               confidence: float | None = None, signature: str | None = None) -> Decision:
-    return _fast(
-        Decision, schema_version=1, decision_id=None, kind=kind, keys=keys or [], text=None, approves=approves,
+    return Decision.model_construct(
+        schema_version=1, decision_id=None, kind=kind, keys=keys or [], text=None, approves=approves,
         reason=reason, confidence=obs.confidence if confidence is None else confidence,
         trigger_id=obs.observation_id, rule=rule, next_action=next_action, policy_id=policy_id,
         source="rules", signature=signature,

@@ -18,8 +18,9 @@ PaneState = Literal["busy", "asking", "blocked", "idle", "exited"]
 """What the pane is doing: working; waiting on a prompt; stuck on an error a human must
 fix; nothing pending; the program (or pane) is gone."""
 
-AgentName = Literal["claude", "codex", "gemini", "aider", "opencode", "cursor", "kiro", "shell", "unknown"]
-"""Which agent's screen this is. ``shell`` is a plain shell or a shell program's prompt."""
+AgentName = str
+"""Which agent's screen this is: a name from the policy's ``agents:`` section, ``shell`` (a plain
+shell or a shell program's prompt) or ``unknown``. An open set: a new agent is a policy change."""
 
 PromptKind = Literal[
     "yes_no",
@@ -34,6 +35,9 @@ prompts that approve an action (a command, an edit); ``trust_dialog`` is a first
 workspace trust or settings dialog; ``free_text`` is a question the agent asks the user."""
 
 RiskLevel = Literal["none", "low", "dangerous"]
+
+InputStyle = Literal["digit", "letter", "letter_enter", "arrows", "enter", "text"]
+"""How a prompt takes an answer (see ``Prompt.input_style``)."""
 
 BlockerKind = Literal[
     "auth",
@@ -163,7 +167,7 @@ class Prompt(_Model):
     default_approves: bool | None = None
     """Whether the default approves. A default that declines (``[y/N]``, ``❯ 2. No``) is never
     answered automatically unless a policy rule names the prompt explicitly."""
-    input_style: Literal["digit", "letter", "letter_enter", "arrows", "enter", "text"] = "enter"
+    input_style: InputStyle = "enter"
     """How this agent's prompt takes an answer: a digit selects at once; a letter selects at
     once; a letter then Enter (aider, shell ``[y/N]``); arrows then Enter; Enter only; typed text."""
     risk: RiskAssessment = Field(default_factory=RiskAssessment)

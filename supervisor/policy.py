@@ -33,7 +33,7 @@ class _P(BaseModel):
 def _check_regexes(values: list[str]) -> list[str]:
     for v in values:
         try:
-            re.compile(v)
+            re.compile(f"(?:{v})")  # patterns of a list are combined as one alternation
         except re.error as exc:
             raise ValueError(f"bad regular expression {v!r}: {exc}") from exc
     return values

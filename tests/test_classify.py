@@ -495,15 +495,6 @@ def test_real_yes_no_read_prompt_and_dead_pane_in_tmux(tmux_socket: str, tmp_pat
     assert classify(screen, policy).state == "exited"
 
 
-def test_fast_construction_falls_back_when_a_model_grows_a_field() -> None:
-    from supervisor.classify import _fast
-    from supervisor.models import PromptOption
-
-    opt = _fast(PromptOption, index=0, label="Yes")  # fewer fields than the model has
-    assert opt.key is None and opt.persistent is False  # defaults filled in by model_construct
-    PromptOption.model_validate(opt.model_dump())
-
-
 @pytest.mark.parametrize("text", [
     "$ sudo apt-get install ripgrep\n[sudo] password for dev: ",
     "$ git push\nUsername for 'https://github.com': ",
