@@ -53,9 +53,11 @@ def main() -> int:
     parser.add_argument("dir", type=Path)
     parser.add_argument("scene")
     parser.add_argument("fields", nargs="+")
-    args = parser.parse_args()
+    parser.add_argument("--width", type=int, action="append", help="only these widths (a screen that differs)")
+    args = parser.parse_intermixed_args()
     exp = label(parse(args.fields))
-    paths = sorted(args.dir.glob(f"{args.scene}.w*.json"))
+    paths = sorted(p for p in args.dir.glob(f"{args.scene}.w*.json")
+                   if not args.width or any(p.name.endswith(f".w{w}.json") for w in args.width))
     if not paths:
         print(f"error: no sidecars {args.dir}/{args.scene}.w*.json", file=sys.stderr)
         return 2

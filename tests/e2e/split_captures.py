@@ -68,12 +68,14 @@ def split_agent(staging: Path, agent: str, record: dict) -> tuple[int, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("staging", type=Path)
+    parser.add_argument("--agent", action="append", help="only these agents (default: every one staged)")
     args = parser.parse_args()
     record = json.loads(RECORD.read_text()) if RECORD.exists() else {
         "seed": SEED, "fraction": HELDOUT_FRACTION,
         "method": "per agent: scene groups sorted, round(0.3*n) drawn with random.Random(f'{seed}:{agent}')",
         "agents": {}}
-    agents = sorted(p.name for p in args.staging.iterdir() if p.is_dir() and any(p.glob("*.json")))
+    agents = sorted(p.name for p in args.staging.iterdir() if p.is_dir() and any(p.glob("*.json"))
+                    and (not args.agent or p.name in args.agent))
     refused = [a for a in agents if a in record["agents"]]
     if refused:
         print(f"error: already split: {', '.join(refused)} (a split is drawn once; move new captures of these "
