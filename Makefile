@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 E2E_CACHE ?= $(HOME)/.cache/paneward-e2e
 
-.PHONY: demo test e2e lint bench notebooks lab clean install
+.PHONY: demo test e2e lint bench notebooks lab report clean install
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,11 +46,23 @@ bench: $(STAMP) tmux
 	$(BIN)/python bench/workflow.py
 	$(BIN)/python bench/judge.py
 
-notebooks: $(STAMP)
+# The notebooks, `supervisor report` and `make lab` need the `analysis` extra (matplotlib) and Jupyter.
+NB_STAMP := $(VENV)/.installed-notebooks
+$(NB_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
+	@touch $(NB_STAMP)
 
+notebooks: $(NB_STAMP)
+
+# JupyterLab on the project's kernel (.venv's python3), reading the warehouse the CLI uses:
+# SUPERVISOR_HOME / SUPERVISOR_WAREHOUSE as set, else the per-user default.
 lab: notebooks
-	$(BIN)/jupyter lab notebooks/
+	@echo "warehouse: $$($(BIN)/supervisor warehouse path)"
+	$(BIN)/python -m supervisor warehouse sync >/dev/null || true
+	cd notebooks && ../$(BIN)/jupyter lab
+
+report: notebooks
+	$(BIN)/supervisor report friction
 
 .PHONY: tmux
 tmux:

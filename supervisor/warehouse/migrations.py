@@ -367,10 +367,214 @@ def m_eval_tables(con: Connection) -> None:
     )
 
 
+def m_friction_time(con: Connection) -> None:
+    """Friction that measures time: ``friction_events`` has one row per occurrence with the
+    seconds it cost, what ended it, the rule or pattern behind it, the agent and the policy;
+    ``friction_by_run|agent|rule|policy|day`` roll it up. ``friction_by_kind`` and ``run_summary``
+    are redefined over it (``run_summary`` gains ``friction_seconds``).
+
+    Derived at query time from the events, so journals written before a field existed are read
+    the same way and nothing has to be backfilled. What each kind costs (``seconds_lost``, when
+    the journal did not record it):
+
+    - ``escalation`` (one per ``pause``): until what ended it: the next ``resume`` (its
+      ``waited_s`` when the runner measured it), a newer pause (``superseded``), the run's end
+      (``run_ended``), or the run's last event while still paused (``open``: at least that long).
+      ``ended_by`` is the resume's ``by`` (``human``, ``blocker_cleared``, ``agent_exit``,
+      ``timeout``, ``supervisor``, ``review``); ``human_keys`` and ``selected`` say what the
+      human pressed and chose.
+    - ``stall``: the quiet time before the stall was noticed (journaled by the runner).
+    - ``answer_not_taken``: from our delivered keys until we gave up waiting for them to take.
+    - ``repeated_prompt``: from the prompt's return until it was dealt with again (our next keys,
+      an escalation, or the run's end).
+    - ``human_keystrokes``: how long the supervisor kept its hands off for the human (from the
+      first keystroke noticed to the last ``human-active`` wait before it acted again).
+    - ``retry`` (one per workflow ``retry`` decision): from the retry until that step was verified
+      again (or the run's end).
+    - anything else (``manual``...): as journaled.
+    """
+    con.execute(
+        r"""
+        CREATE VIEW friction_events AS
+        WITH run_info AS (
+            SELECT r.run_id, r.agent, r.policy_id, coalesce(r.ended_at, r.last_event_at) AS end_at, s.policy_name
+            FROM runs r LEFT JOIN (
+                SELECT run_id, arg_max(payload->>'$.policy_name', seq) AS policy_name
+                FROM events WHERE kind = 'run_started' GROUP BY run_id) s USING (run_id)
+        ),
+        marks AS (
+            SELECT event_id, run_id, seq, kind, occurred_at, payload,
+                   lead(kind) OVER w AS next_kind, lead(occurred_at) OVER w AS next_at,
+                   lead(payload) OVER w AS next_payload
+            FROM events WHERE kind IN ('pause', 'resume', 'run_ended')
+            WINDOW w AS (PARTITION BY run_id ORDER BY seq)
+        ),
+        escalation AS (
+            SELECT m.event_id AS friction_id, m.run_id, m.seq, m.occurred_at, 'escalation' AS kind,
+                   coalesce(m.payload->>'$.pause_reason', m.payload->>'$.reason') AS detail,
+                   coalesce(CASE WHEN m.next_kind = 'resume' THEN TRY_CAST(m.next_payload->>'$.waited_s' AS DOUBLE) END,
+                            date_diff('millisecond', m.occurred_at, coalesce(m.next_at, ri.end_at)) / 1000.0)
+                       AS seconds_lost,
+                   m.next_kind IS DISTINCT FROM 'resume' OR m.next_payload->>'$.waited_s' IS NULL AS derived,
+                   CASE m.next_kind
+                       WHEN 'resume' THEN CASE coalesce(m.next_payload->>'$.by', 'human')
+                                              WHEN 'exit' THEN 'agent_exit' ELSE coalesce(m.next_payload->>'$.by', 'human') END
+                       WHEN 'pause' THEN 'superseded'
+                       WHEN 'run_ended' THEN 'run_ended'
+                       ELSE 'open' END AS ended_by,
+                   coalesce(m.next_at, ri.end_at) AS ended_at,
+                   CASE WHEN m.next_kind = 'resume' THEN m.next_payload->'$.human_keys' END AS human_keys,
+                   CASE WHEN m.next_kind = 'resume' THEN m.next_payload->>'$.selected' END AS selected,
+                   coalesce(m.payload->>'$.rule', d.rule) AS rule,
+                   coalesce(nullif(array_to_string(m.payload->>'$.risk.matched[*]', ','), ''),
+                            'blocker:' || (m.payload->>'$.blocker.kind'), m.payload->>'$.hold',
+                            coalesce(m.payload->>'$.rule', d.rule)) AS pattern,
+                   m.payload->>'$.decision_id' AS decision_id, d.trigger_id AS trigger_id,
+                   coalesce(m.payload->>'$.signature', m.payload->>'$.decision.signature') AS signature,
+                   coalesce(d.policy_id, ri.policy_id) AS policy_id, 'supervisor' AS author
+            FROM marks m LEFT JOIN run_info ri USING (run_id)
+            LEFT JOIN decisions d ON d.decision_id = m.payload->>'$.decision_id'
+            WHERE m.kind = 'pause'
+        ),
+        journaled AS (
+            SELECT f.*, ri.end_at, ri.policy_id AS run_policy_id,
+                   CASE f.kind
+                       WHEN 'answer_not_taken' THEN (
+                           SELECT arg_max(a.decision_id, a.seq) FROM actions a
+                           WHERE a.run_id = f.run_id AND a.seq < f.seq AND a.confirmed = false)
+                       WHEN 'stall' THEN (
+                           SELECT arg_max(d.decision_id, d.seq) FROM decisions d
+                           WHERE d.run_id = f.run_id AND d.seq < f.seq AND d.rule = 'stall')
+                       WHEN 'repeated_prompt' THEN (
+                           SELECT arg_max(d.decision_id, d.seq) FROM decisions d
+                           WHERE d.run_id = f.run_id AND d.seq < f.seq AND d.kind = 'answer')
+                   END AS decision_id,
+                   (SELECT arg_min(o.observation_id, o.seq) FROM observations o
+                    WHERE o.run_id = f.run_id AND o.seq > f.seq) AS next_observation_id
+            FROM friction f LEFT JOIN run_info ri USING (run_id)
+            WHERE NOT (f.kind IN ('escalation', 'retry') AND f.author = 'supervisor')
+        ),
+        journaled_timed AS (
+            SELECT j.*, d.rule AS decision_rule, d.trigger_id, d.policy_id AS decision_policy_id,
+                   CASE j.kind
+                       WHEN 'answer_not_taken' THEN date_diff('millisecond', (
+                           SELECT min(a.occurred_at) FROM actions a
+                           WHERE a.run_id = j.run_id AND a.decision_id = j.decision_id AND a.delivered), j.occurred_at) / 1000.0
+                       WHEN 'repeated_prompt' THEN date_diff('millisecond', j.occurred_at, coalesce(least(
+                           (SELECT min(a.occurred_at) FROM actions a
+                            WHERE a.run_id = j.run_id AND a.seq > j.seq AND a.delivered AND a.confirmed IS NULL),
+                           (SELECT min(e.occurred_at) FROM events e
+                            WHERE e.run_id = j.run_id AND e.seq > j.seq AND e.kind = 'pause')), j.end_at)) / 1000.0
+                       WHEN 'human_keystrokes' THEN coalesce(date_diff('millisecond', j.occurred_at, (
+                           SELECT max(h.occurred_at) FROM decisions h
+                           WHERE h.run_id = j.run_id AND h.seq > j.seq AND h.rule = 'human-active'
+                             AND h.seq < coalesce((SELECT min(x.seq) FROM decisions x
+                                                   WHERE x.run_id = j.run_id AND x.seq > j.seq
+                                                     AND x.kind IN ('answer', 'escalate', 'finish')), 2147483647)
+                             AND h.seq < coalesce((SELECT min(k.seq) FROM friction k
+                                                   WHERE k.run_id = j.run_id AND k.seq > j.seq
+                                                     AND k.kind = 'human_keystrokes'), 2147483647))) / 1000.0, 0.0)
+                   END AS derived_seconds
+            FROM journaled j
+            LEFT JOIN decisions d ON d.decision_id = j.decision_id
+        ),
+        other AS (
+            SELECT friction_id, run_id, seq, occurred_at, kind, detail,
+                   coalesce(seconds_lost, derived_seconds, 0.0) AS seconds_lost,
+                   seconds_lost IS NULL AS derived,
+                   NULL::VARCHAR AS ended_by, NULL::TIMESTAMP AS ended_at, NULL::JSON AS human_keys,
+                   NULL::VARCHAR AS selected,
+                   CASE WHEN kind = 'human_keystrokes' THEN 'human' ELSE coalesce(decision_rule, kind) END AS rule,
+                   CASE WHEN kind = 'human_keystrokes' THEN split_part(detail, ':', 1)
+                        ELSE coalesce(decision_rule, kind) END AS pattern,
+                   decision_id, coalesce(trigger_id, next_observation_id) AS trigger_id,
+                   NULL::VARCHAR AS signature, coalesce(decision_policy_id, run_policy_id) AS policy_id, author
+            FROM journaled_timed
+        ),
+        retry AS (
+            SELECT e.event_id AS friction_id, e.run_id, e.seq, e.occurred_at, 'retry' AS kind,
+                   coalesce(e.payload->>'$.reason', e.payload->>'$.decision.reason') AS detail,
+                   date_diff('millisecond', e.occurred_at, coalesce((
+                       SELECT min(v.occurred_at) FROM verifications v
+                       WHERE v.run_id = e.run_id AND v.seq > e.seq
+                         AND v.node = coalesce(e.payload->>'$.node_id', e.payload->>'$.decision.node_id')), ri.end_at))
+                       / 1000.0 AS seconds_lost,
+                   true AS derived, NULL::VARCHAR AS ended_by, NULL::TIMESTAMP AS ended_at, NULL::JSON AS human_keys,
+                   NULL::VARCHAR AS selected,
+                   coalesce(e.payload->>'$.rule', e.payload->>'$.decision.rule', 'retry') AS rule,
+                   'step:' || coalesce(e.payload->>'$.node_id', e.payload->>'$.decision.node_id', '?') AS pattern,
+                   coalesce(e.payload->>'$.decision_id', e.payload->>'$.decision.decision_id', e.event_id) AS decision_id,
+                   coalesce(e.payload->>'$.trigger_id', e.payload->>'$.decision.trigger_id') AS trigger_id,
+                   NULL::VARCHAR AS signature,
+                   coalesce(e.payload->>'$.policy_id', e.payload->>'$.decision.policy_id', ri.policy_id) AS policy_id,
+                   'supervisor' AS author
+            FROM events e LEFT JOIN run_info ri USING (run_id)
+            WHERE e.kind = 'decision' AND coalesce(e.payload->>'$.kind', e.payload->>'$.decision.kind') = 'retry'
+        ),
+        everything AS (
+            SELECT friction_id, run_id, seq, occurred_at, kind, detail, seconds_lost, derived, ended_by, ended_at,
+                   human_keys, selected, rule, pattern, decision_id, trigger_id, signature, policy_id, author
+            FROM escalation
+            UNION ALL BY NAME SELECT * FROM other
+            UNION ALL BY NAME SELECT * FROM retry
+        )
+        SELECT x.friction_id, x.run_id, x.seq, x.occurred_at, CAST(x.occurred_at AS DATE) AS day, x.kind,
+               greatest(x.seconds_lost, 0.0) AS seconds_lost, x.ended_by, x.ended_at, x.human_keys, x.selected,
+               x.rule, x.pattern, ri.agent, x.policy_id, ri.policy_name, x.decision_id, x.trigger_id,
+               o.screen_hash, coalesce(x.signature, o.prompt->>'$.signature') AS signature, x.detail, x.author,
+               x.derived
+        FROM everything x LEFT JOIN run_info ri USING (run_id)
+        LEFT JOIN observations o ON o.observation_id = x.trigger_id;
+
+        CREATE VIEW friction_by_run AS
+        SELECT run_id, any_value(agent) AS agent, any_value(policy_id) AS policy_id, kind,
+               count(*) AS events, sum(seconds_lost) AS seconds_lost
+        FROM friction_events GROUP BY run_id, kind;
+
+        CREATE VIEW friction_by_agent AS
+        SELECT coalesce(agent, 'unknown') AS agent, kind, count(*) AS events, count(DISTINCT run_id) AS runs,
+               sum(seconds_lost) AS seconds_lost
+        FROM friction_events GROUP BY ALL;
+
+        CREATE VIEW friction_by_rule AS
+        SELECT coalesce(rule, kind) AS rule, coalesce(pattern, rule, kind) AS pattern, kind, count(*) AS events,
+               count(DISTINCT run_id) AS runs, sum(seconds_lost) AS seconds_lost
+        FROM friction_events GROUP BY ALL;
+
+        CREATE VIEW friction_by_policy AS
+        SELECT policy_id, any_value(policy_name) AS policy_name, kind, count(*) AS events,
+               count(DISTINCT run_id) AS runs, sum(seconds_lost) AS seconds_lost
+        FROM friction_events GROUP BY policy_id, kind;
+
+        CREATE VIEW friction_by_day AS
+        SELECT day, kind, count(*) AS events, count(DISTINCT run_id) AS runs, sum(seconds_lost) AS seconds_lost
+        FROM friction_events GROUP BY ALL;
+
+        CREATE OR REPLACE VIEW friction_by_kind AS
+        SELECT kind, count(*) AS events, count(DISTINCT run_id) AS runs, sum(seconds_lost) AS seconds_lost
+        FROM friction_events GROUP BY kind;
+
+        CREATE OR REPLACE VIEW run_summary AS
+        SELECT r.run_id, r.started_at, r.ended_at, r.agent, r.command, r.outcome, r.paused,
+               r.pause_reason, r.policy_id,
+               date_diff('millisecond', r.started_at, coalesce(r.ended_at, r.last_event_at)) / 1000.0
+                   AS duration_s,
+               (SELECT count(*) FROM observations o WHERE o.run_id = r.run_id) AS observations,
+               (SELECT count(*) FROM decisions d WHERE d.run_id = r.run_id AND d.kind = 'answer') AS answers,
+               (SELECT count(*) FROM decisions d WHERE d.run_id = r.run_id AND d.kind = 'escalate')
+                   AS escalations,
+               coalesce(f.events, 0) AS friction_events, coalesce(f.seconds_lost, 0.0) AS friction_seconds
+        FROM runs r LEFT JOIN (SELECT run_id, count(*) AS events, sum(seconds_lost) AS seconds_lost
+                               FROM friction_events GROUP BY run_id) f USING (run_id);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m0001_core_tables,
     m0002_views,
     m_eval_tables,
+    m_friction_time,
 ]
 """Applied in this order; the position (1-based) is the version recorded."""
 

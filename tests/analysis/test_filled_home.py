@@ -1,0 +1,34 @@
+"""The shared warehouse of real supervised runs holds what the notebooks and reports show:
+every friction kind with its seconds lost, escalations answered by a human, shadow decisions,
+a limited-rollout arm, workflow verifications, eval runs and a compare."""
+
+from __future__ import annotations
+
+import pytest
+
+from supervisor import analysis
+from supervisor.warehouse import open_warehouse
+from tests.analysis.conftest import HUMAN_WAIT_S, FilledHome
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_filled_warehouse_has_every_kind_of_friction(filled_home: FilledHome) -> None:
+    with open_warehouse(filled_home.settings.warehouse, read_only=True) as wh:
+        events = analysis.friction_events(wh)
+        esc = analysis.escalations(wh)
+        runs = wh.runs_df()
+        shadows = wh.sql("SELECT count(*) AS n FROM shadow_decisions")["n"][0]
+        evals = wh.sql("SELECT count(*) AS n FROM eval_runs")["n"][0]
+        compares = wh.sql("SELECT count(*) AS n FROM compare_runs")["n"][0]
+    kinds = set(events["kind"])
+    assert {"escalation", "answer_not_taken", "repeated_prompt", "human_keystrokes", "stall", "retry"} <= kinds, kinds
+    assert (events["seconds_lost"] > 0).all(), events.select(["kind", "seconds_lost"])
+    by_human = esc.filter(esc["pattern"].is_in(["git-push-force", "rm-recursive"]))
+    assert by_human["ended_by"].to_list() == ["human", "human"]
+    assert all(HUMAN_WAIT_S - 0.1 <= s <= HUMAN_WAIT_S + 1.0 for s in by_human["seconds_lost"]), by_human
+    assert runs.height == len(filled_home.run_ids) == 9
+    assert set(runs["outcome"]) == {"finished"}, runs.select(["run_id", "agent", "outcome"])
+    assert shadows > 0 and evals == 2 and compares == 1
+    rollout = {filled_home.run_ids["rollout-a"], filled_home.run_ids["rollout-b"]}
+    assert set(runs.filter(runs["policy_id"] == filled_home.candidate.policy_id)["run_id"]) == rollout

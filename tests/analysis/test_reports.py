@@ -1,0 +1,64 @@
+"""`supervisor report ...` on the warehouse of real supervised runs: markdown that links every
+plot it wrote, and plots whose pixels are not all one colour; a missing `analysis` extra is one
+line naming it."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from supervisor.cli import main
+from tests.analysis.conftest import FilledHome
+from tests.analysis.test_notebooks import varied
+
+pytestmark = pytest.mark.slow
+
+
+def invoke(home: FilledHome, *args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, list(args), env=home.env())
+    return res.exit_code, res.stdout, res.stderr
+
+
+def check_report(out: Path, stdout: str, min_images: int) -> str:
+    md = Path(re.search(r"report: (\S+report\.md)", stdout).group(1))  # type: ignore[union-attr]
+    assert md.is_relative_to(out)
+    text = md.read_text()
+    linked = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text)
+    assert len(linked) >= min_images
+    for name in linked:
+        png = (md.parent / name).read_bytes()
+        assert png.startswith(b"\x89PNG") and varied(png), name
+    return text
+
+
+def test_report_friction(filled_home: FilledHome, tmp_path: Path) -> None:
+    code, out, err = invoke(filled_home, "report", "friction", "--out", str(tmp_path))
+    assert code == 0, err
+    text = check_report(tmp_path, out, 7)
+    assert "## Escalations" in text and "git-push-force" in text and "| human " in text
+    assert re.search(r"\d+ runs, \d+ friction occurrences, [\d.]+ s lost", text)
+
+
+def test_report_friction_json(filled_home: FilledHome) -> None:
+    code, out, err = invoke(filled_home, "report", "friction", "--json")
+    assert code == 0, err
+    kinds = {r["kind"]: r for r in json.loads(out)}
+    assert kinds["escalation"]["events"] >= 5 and kinds["escalation"]["seconds_lost"] > 5
+
+
+def test_missing_analysis_extra_is_one_line(filled_home: FilledHome, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """matplotlib is installed in the test environment; hiding it from the import system is the
+    only way to see what a user without the extra gets."""
+    for mod in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, out, err = invoke(filled_home, "report", "friction", "--out", str(tmp_path))
+    assert code == 3
+    assert err.count("\n") == 1 and "paneward[analysis]" in err and "matplotlib is not installed" in err
+    assert not list(tmp_path.iterdir())
