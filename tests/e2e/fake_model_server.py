@@ -244,8 +244,8 @@ def _anthropic_system_text(body: dict[str, Any]) -> str:
     return ""
 
 
-SIDE_REQUEST_RE = re.compile(r"commit message|summariz|title generator|generate a (short )?title|"
-                             r"conversation title|thread title", re.I)
+SIDE_REQUEST_RE = re.compile(r"commit message|summariz|title generator|generate a (short )?title|short title|"
+                             r"conversation title|thread title|session title", re.I)
 
 
 def _is_chat_side_request(body: dict[str, Any]) -> bool:
