@@ -17,7 +17,7 @@ import click
 
 from supervisor.cli import console, settings_from
 from supervisor.cli.output import print_json
-from supervisor.cli.runs_cmds import runs
+from supervisor.cli.runs_cmds import RUN_ID, runs
 from supervisor.errors import EXIT_ESCALATED, InputError, UsageError
 from supervisor.journal import Journal, iter_events
 from supervisor.settings import Settings
@@ -83,7 +83,7 @@ def _current_policy(s: Settings, path: Path | None) -> Any:
 
 
 @runs.command("review")
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.option("--by", "by", type=click.Choice(["human", "stronger_reviewer"]), default="human", show_default=True,
               help="Who reviewed the work (the spec's acceptance.must_review_by).")
 @click.option("--note", default="", help="A note kept with the review.")
@@ -101,7 +101,7 @@ def review_cmd(ctx: click.Context, run_id: str, by: str, note: str) -> None:
 
 
 @runs.command("stop")
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.option("--note", default="", help="Why.")
 @click.pass_context
 def stop_cmd(ctx: click.Context, run_id: str, note: str) -> None:
@@ -122,7 +122,7 @@ def stop_cmd(ctx: click.Context, run_id: str, note: str) -> None:
 
 
 @runs.command("resume")
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.option("--no-attach", is_flag=True, help="Only clear the pause; do not re-attach a supervisor.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
               help="When re-attaching: stop supervising after this long.")
@@ -166,7 +166,7 @@ def resume_cmd(ctx: click.Context, run_id: str, no_attach: bool, timeout: float 
 
 
 @runs.command("export")
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "json"]), default="jsonl", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file (default: standard output).")
@@ -184,7 +184,7 @@ def export_cmd(ctx: click.Context, run_id: str, fmt: str, output: Path | None) -
 
 
 @runs.command("summarize")
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
 def summarize_cmd(ctx: click.Context, run_id: str, as_json: bool) -> None:
@@ -199,7 +199,7 @@ def summarize_cmd(ctx: click.Context, run_id: str, as_json: bool) -> None:
 
 
 @runs.command("replay")
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.option("--policy", "policy_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Decide under this policy (default: the current one).")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
@@ -231,7 +231,7 @@ def replay_cmd(ctx: click.Context, run_id: str, policy_path: Path | None, spec_p
 
 
 @runs.command("postmortem")
-@click.argument("run_id")
+@click.argument("run_id", type=RUN_ID)
 @click.option("-o", "--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for the markdown report.")
 @click.pass_context
