@@ -25,7 +25,7 @@ def _written(rep: object) -> None:
     from supervisor.analysis import Report
 
     assert isinstance(rep, Report)
-    console.print(f"report: {rep.markdown} ({len(rep.images)} plots)")
+    click.echo(f"report: {rep.markdown} ({len(rep.images)} plots)")  # one line, never wrapped: scripts read it
 
 
 @report.command("friction")
