@@ -19,10 +19,12 @@ person would.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -319,5 +321,38 @@ class Pane:
                 raise TimeoutError(f"timed out after {seconds}s waiting for {pred!r}; screen:\n{screen}")
             time.sleep(interval)
 
+    def pid(self) -> int | None:
+        out = self.tmux("display-message", "-p", "-t", self.target, "#{pane_pid}", check=False).strip()
+        return int(out) if out.isdigit() else None
+
     def kill(self) -> None:
+        """Kill the session and every process the agent started: some agents (Gemini CLI re-runs
+        itself with a bigger heap) leave a child running when the pane goes away."""
+        pid = self.pid()
+        tree = descendants(pid) if pid else []
         self.tmux("kill-session", "-t", self.session, check=False)
+        kill_all(tree)
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and all its descendants (from /proc), parents first."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def kill_all(pids: list[int]) -> None:
+    """SIGKILL each process still alive (the agent had its SIGHUP from tmux already)."""
+    for p in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, signal.SIGKILL)

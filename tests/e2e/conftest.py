@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.agents import AgentLaunch, Pane, agent_binary, prepare
+from tests.e2e.agents import AgentLaunch, Pane, agent_binary, descendants, kill_all, prepare
 from tests.e2e.fake_model_server import FakeModelServer
 from tests.helpers import retry_until
 
@@ -152,7 +152,11 @@ def supervise(tmp_path: Path, tmux_socket: str, sv_home: Path,
 
     yield start
     for run in runs:
+        pid = run.pane.pid()
+        tree = descendants(pid) if pid else []
         run.stop()
+        run.pane.kill()
+        kill_all(tree)
 
 
 def _has_session(socket: str, session: str) -> bool:

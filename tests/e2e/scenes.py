@@ -65,6 +65,9 @@ class Profile:
     answered with their keys."""
     error_env: dict[str, str] = field(default_factory=dict)
     """Extra environment for the error session (fewer retries)."""
+    busy: str = "Let me"
+    """Text on screen while the held answer streams (Claude 2.1.330 shows no partial text, only its
+    'esc to interrupt' footer)."""
     quiet_s: float = 2.5
     """How long the screen must stay unchanged for a turn to count as over."""
     prefix: str = ""
@@ -162,11 +165,13 @@ class SceneDriver:
         self.srv.script(Turn(text="Let me look at this project. It is a small repository with nothing in it yet.",
                              hold=True, chunks=6, first_delay=1.0))
         self.ask("explain this project")
-        self.pane.wait_for("Let me", 40)
-        time.sleep(1.0)
-        self.snap("busy-streaming", "Busy: the model's answer is streaming (held open by the fake server)",
-                  self.expect("busy", decision="wait"), settle=0.5)
-        self.srv.release()
+        try:
+            self.pane.wait_for(self.p.busy, 40)
+            time.sleep(1.0)
+            self.snap("busy-streaming", "Busy: the model's answer is streaming (held open by the fake server)",
+                      self.expect("busy", decision="wait"), settle=0.5)
+        finally:
+            self.srv.release()
         self.quiet(60)
         self.snap("idle-turn-finished", "The turn is over: the answer is on screen, the input box is back",
                   self.expect("idle", decision="finish"))
@@ -293,7 +298,7 @@ PROFILES: dict[str, Profile] = {
                    FirstRun("Security notes", "first-run-security-notes", "First run: security notes", ["Enter"]),
                    FirstRun("Yes, I trust this folder", "first-run-trust-folder",
                             "First run: trust this folder, with 'No, exit' preselected", ["Down", "Enter"])],
-        ready="shift+tab to cycle", dialog=("Do you want to",), approve=["Down", "Enter"],
+        ready="shift+tab to cycle", dialog=("Do you want to",), approve=["Down", "Enter"], busy="esc to interrupt",
         interstitials=[FirstRun("Enter to stay in auto mode", "auto-mode-notice",
                                 "Full-screen notice: auto mode can't check actions behind a gateway", ["Enter"])],
         error_env={"CLAUDE_CODE_MAX_RETRIES": "2"}),
