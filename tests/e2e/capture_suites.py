@@ -63,7 +63,10 @@ def case_of(path: Path, meta: dict[str, Any], rel_root: Path, gaps: dict[str, st
     exp: dict[str, Any] = {"state": e["state"]}
     if not agents or meta["agent"] in agents:
         exp["agent"] = meta["agent"]
-    exp["prompt_kind"] = e.get("prompt_kind") if e["state"] == "asking" else None
+    if e["state"] != "asking":
+        exp["prompt_kind"] = None  # no live prompt
+    elif e.get("prompt_kind"):
+        exp["prompt_kind"] = e["prompt_kind"]
     run_state = None
     if e.get("decision"):
         exp["decision"] = e["decision"]
