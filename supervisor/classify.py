@@ -43,9 +43,10 @@ line walking where structure matters (bench/classify.py prints the figures).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from supervisor.models import (
     AgentName,
@@ -63,7 +64,7 @@ from supervisor.models import (
 )
 
 if TYPE_CHECKING:
-    from supervisor.policy import Policy
+    from supervisor.policy import AgentProfile, Policy
 
 _BORDERS = " \t│┃║▌▐╎╏|"
 _BOX_CORNERS_LEFT = "╭╰┌└┏┗╔╚"
@@ -72,21 +73,11 @@ _CHECKPOINT = re.compile(r"<checkpoint>.*?</checkpoint>", re.S)
 
 # Menu option lines: "❯ 1. Yes", "› 1. Yes, proceed (y)", "  2. No", "● 1. Yes, allow once",
 # "> 1. Approve  (Y) Apply ...", "1) inline the helper", "1 (●) Yes ..." (Grok), "1 Allow ..." (MiniMax).
-_OPTION = re.compile(
-    r"^(?P<mark>[❯›>▶➤●◉◆→▸*])?\s*(?P<num>\d{1,2})(?:[.)]|\s+\([●○ ]\)|(?=\s{1,3}[A-Z]))\s+(?P<label>\S.*?)\s*$"
-)
-_MARKS = frozenset("❯›>▶➤●◉◆→▸")
 _INLINE_HINT = re.compile(r"[\[(](?:y|n|yes|no)/|\(y\)es/|\[[a-z]\]\s*[A-Z]|\[[a-z?/](?:,[a-z?/])+\]\??\s*$"
                           r"|\?\s*\(y\)\s*$|\[[a-z]\][a-z]*, \[[a-z]\]", re.I)
-_UNNUMBERED = re.compile(r"^(?P<mark>[❯›>▶➤●◉◆→▸])\s+(?P<label>\S.*?)\s*$")
 _SHORTCUT = re.compile(
     r"\((?:(?P<key>[a-z])|esc(?: or (?P<alt>[a-z]))?(?: or [a-z])*|(?:shift\+)?tab)\)\s*$", re.I
 )
-# Input lines of composers: "❯ ", "> fix the bug", "› Ask Codex", "[developer] 16% λ >", "opencode>".
-_INPUT_LINE = re.compile(r"^(?:[❯>›](?!\s*\d{1,2}[.)]\s)(?:\s|$)|\[[\w .:@-]+\](?: \d+%)?(?: λ)? ?>(?:\s|$)"
-                         r"|(?:diff|ask|architect|code|help|context|multi)>(?:\s|$))")
-# aider lists the files in the chat between its rule and its "diff>" line.
-_FILE_LIST = re.compile(r"^(?:readonly: )?[\w.@+~-]*[./][\w./@+~-]*(?: [\w./@+~-]+)*$", re.I)
 # A shell prompt line ("dev@box:~/app$"): the program that drew the screen above it has exited.
 _SHELL_PROMPT = re.compile(r"^(?:[\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+(?: \S+)?\]|[\w@.~:/-]*)\s?(?:[$#]|(?<!\d)%)$")
 # Shell questions without a y/n pair: "Stage this hunk [y,n,q,a,d,e,?]?", "Ok to proceed? (y)",
@@ -110,9 +101,7 @@ _RETRY = re.compile(
     r"(?:reset(?:s)?(?: at| in| on)?|try again (?:at|in)|resets? on)\s+(?P<when>[^.·|\n(]{1,60}(?:\([^)]*\))?)",
     re.I,
 )
-_TOOL_CALL = re.compile(r"^[⏺●•]\s*(?P<tool>[\w .:/-]+)\(")
 _SHELL_TOOLS = ("bash", "shell", "run", "exec", "terminal", "command", "powershell")
-_MESSAGE_BULLET = re.compile(r"^(?:⏺|•|●(?!\s*\d))\s*\S")
 _PROMPT_ON_LINE = re.compile(r"[\[(](?:y|n)/(?:y|n)|\(y\)es/\(n\)o", re.I)
 _ANSWERED_INPUT = re.compile(r"(?:>|›|❯)\s*[ynt]$", re.I)
 _RETRYING = re.compile(r"^\W{0,3}(?:retrying|reconnecting|retry) in [\d.]+\s*(?:s|secs?|seconds?)\b.{0,20}$", re.I)
@@ -193,6 +182,48 @@ class _Rules:
     danger: list[tuple[str, RiskLevel, Matcher]]
     content_marks: Matcher | None
     policy_id: str
+    # the dialog grammar: generic, plus what every agent of the policy adds
+    input_line: re.Pattern[str]
+    composer_header: re.Pattern[str] | None
+    option: re.Pattern[str]
+    unnumbered: re.Pattern[str]
+    marks: str
+    message_bullet: re.Pattern[str]
+    tool_call: re.Pattern[str]
+    arrow_hints: Matcher | None
+    title_busy: Matcher | None
+    commands: dict[str, str]
+    profiles: dict[str, AgentProfile]
+
+
+def _grammar(policy: Policy) -> dict[str, Any]:
+    """The dialog grammar of a policy: its generic knobs and every agent's additions (the layout is
+    read before the agent is known, so every agent's composer shapes count everywhere)."""
+    c = policy.classifier
+    profiles = policy.agents.values()
+    marks = "".join(dict.fromkeys(c.highlight_glyphs + "".join(p.highlight_glyphs for p in profiles)))
+    bullets = "".join(dict.fromkeys(c.message_bullets + "".join(p.message_bullets for p in profiles)))
+    cls = "".join(re.escape(g) for g in marks)
+    # a bullet that is also a highlight glyph, followed by a digit, is a menu option ("● 1. Allow once")
+    alts = [re.escape(b) + (r"(?!\s*\d)" if b in marks else "") for b in bullets]
+    input_lines = c.input_lines + [x for p in profiles for x in p.input_lines]
+    headers = [x for p in profiles for x in p.composer_header]
+    never = r"(?!x)x"
+    return {
+        "input_line": re.compile("|".join(f"(?:{x})" for x in input_lines) or never, re.I),
+        "composer_header": re.compile("|".join(f"(?:{x})" for x in headers), re.I) if headers else None,
+        "option": re.compile(rf"^(?P<mark>[{cls}*])?\s*(?P<num>\d{{1,2}})(?:[.)]|\s+\([●○ ]\)|(?=\s{{1,3}}[A-Z]))"
+                             r"\s+(?P<label>\S.*?)\s*$"),
+        "unnumbered": re.compile(rf"^(?P<mark>[{cls}])\s+(?P<label>\S.*?)\s*$") if marks else re.compile(never),
+        "marks": marks,
+        "message_bullet": re.compile(rf"^(?:{'|'.join(alts)})\s*\S") if bullets else re.compile(never),
+        "tool_call": re.compile(rf"^[{''.join(re.escape(b) for b in bullets)}]\s*(?P<tool>[\w .:/-]+)\(")
+        if bullets else re.compile(never),
+        "arrow_hints": _combine(c.arrow_menu_hints),
+        "title_busy": _combine(c.title_busy_markers),
+        "commands": {cmd: name for name, p in policy.agents.items() for cmd in p.commands},
+        "profiles": dict(policy.agents),
+    }
 
 
 _CACHE: dict[int, tuple[Policy, _Rules]] = {}
@@ -221,10 +252,11 @@ def compiled_rules(policy: Policy) -> _Rules:
         approve=Matcher([c.approve_option]),
         decline=Matcher([c.decline_option]),
         persistent=Matcher([c.persistent_option]),
-        agents=[(a, Matcher(pats)) for a, pats in c.agent_markers.items() if pats],
+        agents=[(a, Matcher(p.markers)) for a, p in policy.agents.items() if p.markers],
         danger=[(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.danger_patterns],
         content_marks=_combine([b.pattern for b in c.blocker_patterns] + c.prompt_patterns),
         policy_id=policy.policy_id,
+        **_grammar(policy),
     )
     if len(_CACHE) > 32:
         _CACHE.clear()
@@ -235,17 +267,17 @@ def compiled_rules(policy: Policy) -> _Rules:
 class _View:
     """The recent lines of a screen, cleaned, with the layout of the bottom input area."""
 
-    __slots__ = ("lines", "nonblank", "area_top", "box", "input_line", "n", "content", "hl")
+    __slots__ = ("lines", "nonblank", "area_top", "box", "input_line", "n", "content", "hl", "rules")
 
-    def __init__(self, raw_lines: list[str], idle: Matcher | None = None,
-                 content_marks: Matcher | None = None) -> None:
+    def __init__(self, raw_lines: list[str], rules: _Rules) -> None:
         lines = [ln.strip(_BORDERS) for ln in raw_lines]
         lines = [_clean(ln) if ln and ln[0] in _BOX_CORNERS_LEFT else ln for ln in lines]
         self.lines = lines
         self.n = len(lines)
         self.hl: dict[int, list[str]] | None = None
         self.nonblank = [i for i, ln in enumerate(lines) if ln]
-        self._layout(idle, content_marks)
+        self.rules = rules
+        self._layout(rules.idle, rules.content_marks)
         top = self.area_top
         self.content = [i for i in self.nonblank if i < top] if top < self.n else self.nonblank
 
@@ -260,18 +292,18 @@ class _View:
         for k in range(len(bottom) - 1, -1, -1):
             i = bottom[k]
             ln = lines[i]
-            if not _INPUT_LINE.match(ln) or _PROMPT_ON_LINE.search(ln):
+            if not self.rules.input_line.match(ln) or _PROMPT_ON_LINE.search(ln):
                 continue
             # The composer's line is the last one, or a rule / footer follows it directly; a
             # highlighted menu option ("❯ No, exit") is followed by more options instead.
             nxt_i = bottom[k + 1] if k + 1 < len(bottom) else -1
             nxt = lines[nxt_i] if nxt_i >= 0 else ""
             if nxt and ln[0].isalpha():
-                continue  # aider's "diff> ..." is its composer only as the last line; above, it is history
+                continue  # a word prompt ("diff> ...") is the composer only as the last line; above, it is history
             adjacent_rule = (i > 0 and _is_rule(lines[i - 1])) or (nxt_i == i + 1 and _is_rule(nxt))
             placeholder = idle is not None and self._mark(idle, i) is not None
             footer = (idle is not None and bool(nxt) and self._mark(idle, nxt_i) is not None
-                      and not _INPUT_LINE.match(nxt))
+                      and not self.rules.input_line.match(nxt))
             if not nxt or adjacent_rule or placeholder or footer:
                 self.input_line = i
                 break
@@ -282,13 +314,14 @@ class _View:
             if r2 not in bottom[-4:]:
                 continue
             after = [x for x in bottom if x > r2]
-            if len(after) > 3 or any(_MESSAGE_BULLET.match(lines[x]) for x in after):
+            if len(after) > 3 or any(self.rules.message_bullet.match(lines[x]) for x in after):
                 continue  # output below it: that box was a banner or a message, not the composer
             if content_marks is not None and any(self._mark(content_marks, x) is not None for x in after):
                 continue  # an error or a prompt below: that box was a message, not the composer
             if 1 < r2 - r1 <= 5 and (self.input_line < 0 or r1 < self.input_line < r2 or self.input_line > r2):
                 inner = [ln for ln in lines[r1 + 1:r2] if ln]
-                if len(inner) == 1 or (inner and _INPUT_LINE.match(inner[0]) and not _OPTION.match(inner[0])):
+                if len(inner) == 1 or (inner and self.rules.input_line.match(inner[0])
+                                       and not self.rules.option.match(inner[0])):
                     self.box = (r1, r2)
                     self.area_top = r1
                     break
@@ -297,9 +330,10 @@ class _View:
             j = top - 1
             while j >= 0 and not lines[j] and top - j < 3:
                 j -= 1
-            if lines[top][:1].isalpha():  # aider: the files in the chat sit between its rule and "diff>"
+            header = self.rules.composer_header
+            if lines[top][:1].isalpha() and header is not None:  # aider lists the chat's files above "diff>"
                 k = j
-                while k >= 0 and top - k <= 8 and (not lines[k] or _FILE_LIST.match(lines[k])):
+                while k >= 0 and top - k <= 8 and (not lines[k] or header.match(lines[k])):
                     k -= 1
                 if k >= 0 and _is_rule(lines[k]):
                     j = k
@@ -398,13 +432,13 @@ def _below_is_quiet(view: _View, rules: _Rules, after: int, allow_other: int = 0
     return (saw_hint and other <= allow_other), saw_hint
 
 
-_ENTER_CONTINUES = re.compile(r"\benter\b(?: to)? continue\b", re.I)
 
 
-def _enter_confirms(view: _View, end: int) -> bool:
+def _enter_confirms(view: _View, rules: _Rules, end: int) -> bool:
     """Whether the footer under a menu says Enter continues ("enter continue · esc back"): Codex's
     dialogs, where a digit only moves the cursor. ("Enter to confirm" menus take digits too.)"""
-    return any(_ENTER_CONTINUES.search(view.lines[i]) for i in range(end + 1, min(view.area_top, end + 6)))
+    return rules.arrow_hints is not None and any(
+        rules.arrow_hints.search(view.lines[i]) for i in range(end + 1, min(view.area_top, end + 6)))
 
 
 def _quoted(view: _View, first: int) -> bool:
@@ -422,9 +456,9 @@ def _quoted(view: _View, first: int) -> bool:
         ln = view.lines[i]
         if not ln:
             continue
-        if _MESSAGE_BULLET.match(ln):
+        if view.rules.message_bullet.match(ln):
             return True
-        if _is_rule(ln) or _INPUT_LINE.match(ln):
+        if _is_rule(ln) or view.rules.input_line.match(ln):
             return False
     return False
 
@@ -523,7 +557,7 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
     last_opt = -1
     for i in range(top - 1, max(-1, top - 30), -1):
         ln = lines[i]
-        if ln and _OPTION.match(ln):
+        if ln and rules.option.match(ln):
             last_opt = i
             break
     if last_opt < 0:
@@ -534,7 +568,7 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
     i = last_opt
     while i >= 0 and gap <= 3:
         ln = lines[i]
-        m = _OPTION.match(ln) if ln else None
+        m = rules.option.match(ln) if ln else None
         if m:
             num = int(m.group("num"))
             if expect is not None and num != expect:
@@ -599,7 +633,7 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
             letter_keys += 1
         options.append(_option(rules, idx, label, key, hl))
     style: InputStyle = "letter" if letter_keys else "digit"
-    if not letter_keys and highlighted_any and saw_hint and _enter_confirms(view, end):
+    if not letter_keys and highlighted_any and saw_hint and _enter_confirms(view, rules, end):
         # The footer says Enter continues with the highlighted option: there (Codex's trust dialog)
         # a digit only moves the cursor, so arrows + Enter is the way that works.
         style = "arrows"
@@ -631,7 +665,7 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
         ln = lines[i]
         if not ln:
             break
-        m = _UNNUMBERED.match(ln) if ln[0] in "❯›>▶➤●◉◆→▸" else None
+        m = rules.unnumbered.match(ln) if ln[0] in rules.marks else None
         label = m.group("label") if m else ln
         if rules.approve.search(label) or rules.decline.search(label) or _SHORTCUT.search(label):
             block.insert(0, i)
@@ -650,7 +684,7 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
     shortcuts = 0
     for idx, j in enumerate(block):
         ln = lines[j]
-        m = _UNNUMBERED.match(ln) if j == hl else None
+        m = rules.unnumbered.match(ln) if j == hl else None
         label = m.group("label") if m else ln
         sm = _SHORTCUT.search(label)
         key = None
@@ -886,17 +920,16 @@ def _options_above(view: _View, rules: _Rules, q_line: int, hint_line: int) -> t
 
 
 def _agent(rules: _Rules, screen: Screen, view: _View, start: int) -> str:
-    cmd = (screen.current_command or "").lower()
-    for name in ("claude", "codex", "gemini", "aider", "opencode", "kiro"):
-        if name in cmd:
-            return name
+    """The agent whose program runs in the pane (its foreground command), else the first agent (in
+    policy order) whose marker shows in the bottom lines or the title; a plain shell last."""
+    by_command = rules.commands.get(os.path.basename((screen.current_command or "").lower()))
+    if by_command is not None and by_command != "shell":
+        return by_command
     title = screen.title
-    for name, rx in rules.agents:  # the bottom window: the first agent (in policy order) with a marker wins
+    for name, rx in rules.agents:
         if view.any_hit(rx, start) or (title and rx.search(title)):
             return name
-    if cmd in ("bash", "zsh", "sh", "fish", "dash"):
-        return "shell"
-    return "unknown"
+    return by_command or "unknown"
 
 
 def _live_after(view: _View, rules: _Rules, line: int) -> bool:
@@ -916,7 +949,7 @@ def _live_after(view: _View, rules: _Rules, line: int) -> bool:
     for i in range(line + 1, view.area_top + 1):
         ln = lines[i] if i < view.area_top else ""
         if ln:
-            if _MESSAGE_BULLET.match(ln) and not seen_blank:
+            if rules.message_bullet.match(ln) and not seen_blank:
                 return False
             if seen_blank:
                 paragraph.append(i)
@@ -934,13 +967,13 @@ def _tool_quotes(view: _View, line: int, kind: str) -> bool:
     """Whether a ``⎿`` result line belongs to a tool call that merely quotes text."""
     for k in range(line - 1, max(-1, line - 10), -1):
         prev = view.lines[k]
-        m = _TOOL_CALL.match(prev)
+        m = view.rules.tool_call.match(prev)
         if m:
             tool = m.group("tool").strip().lower()
             if tool.startswith(_SHELL_TOOLS):
                 return True
             return kind not in ("usage_limit", "rate_limit", "auth", "model_unavailable")
-        if _INPUT_LINE.match(prev):
+        if view.rules.input_line.match(prev):
             return False
     return False
 
@@ -955,7 +988,7 @@ def _mid_message(view: _View, line: int) -> bool:
     for k in range(line - 1, max(-1, line - 12), -1):
         if not lines[k]:
             return False
-        if _MESSAGE_BULLET.match(lines[k]):
+        if view.rules.message_bullet.match(lines[k]):
             return True
     return False
 
@@ -972,7 +1005,7 @@ def _blocker(view: _View, rules: _Rules, floor: int) -> tuple[Blocker, str] | No
         if line < lo:
             break
         ln = view.lines[line]
-        if _INPUT_LINE.match(ln):
+        if rules.input_line.match(ln):
             continue  # the user's words
         if not ln:
             continue
@@ -1007,9 +1040,9 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         return _exited(screen, rules, raw_lines, shash, blocks)
     while raw_lines and not raw_lines[-1].strip():
         raw_lines.pop()
-    if len(raw_lines) > rules.recent_lines:
-        raw_lines = raw_lines[-rules.recent_lines:]
-    view = _View(raw_lines, rules.idle, rules.content_marks)
+    offset = max(0, len(raw_lines) - rules.recent_lines)  # row of the view's first line in the screen
+    raw_lines = raw_lines[offset:]
+    view = _View(raw_lines, rules)
     if screen.highlights:
         view.hl = _highlight_map(screen, raw_lines)
     nb = view.nonblank
@@ -1027,11 +1060,13 @@ def classify(screen: Screen, policy: Policy) -> Observation:
                              for ln in [view.lines[i] for i in view.content[-3:]]):
         found = _find_inline(view, rules, agent)
     if found is None and top >= view.n and any(
-            view.lines[i][0] in _MARKS or view.lines[i].endswith(")") for i in view.content[-10:]):
+            view.lines[i][0] in rules.marks or view.lines[i].endswith(")") for i in view.content[-10:]):
         found = _find_unnumbered(view, rules, agent)
     if found is None:
         found = _find_bare(view, rules, agent)
     if found is not None:
+        found.prompt.first_row = offset + found.first
+        found.prompt.last_row = offset + found.last
         conf = 0.95 if found.prompt.options else 0.7
         return _obs(shash, "asking", agent, found.prompt, None, [found.evidence], conf, rules, blocks)
 
@@ -1044,7 +1079,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         busy_line = max(busy_line, line)
         break
     title = screen.title
-    if title and ("\u2800" <= title[0] <= "\u28ff" or title[0] in "◐◓◑◒"):
+    if title and rules.title_busy is not None and rules.title_busy.search(title):
         return _obs(shash, "busy", agent, None, None, ["busy:title-spinner"], 0.8, rules, blocks)
 
     # 3. A retry countdown as the last line: the agent waits to try again by itself (aider between
@@ -1056,7 +1091,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     floor = busy_line
     for i in range(view.area_top - 1, floor, -1):
         ln = view.lines[i]
-        if ln and _INPUT_LINE.match(ln) and len(ln) > 2:
+        if ln and rules.input_line.match(ln) and len(ln) > 2:
             floor = i
             break
     blk = _blocker(view, rules, floor)
@@ -1067,10 +1102,11 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     # without a prompt back at the bottom is an answer still streaming.
     # A stream redrawn row by row (each line the one above it, grown) is an answer still coming in,
     # whoever prints it: aider's live view, once its banner has scrolled away.
-    if view.input_line < 0 and view.box is None and screen.current_command not in _SHELLS:
+    profile = rules.profiles.get(agent)
+    if view.input_line < 0 and view.box is None and rules.commands.get(screen.current_command) != "shell":
         last = view.lines[view.content[-1]] if view.content else ""
         if last and _at(view, rules.idle, view.content[-1]) is None and not _SHELL_PROMPT.match(last):
-            if agent == "aider":
+            if profile is not None and profile.busy_without_composer:
                 return _obs(shash, "busy", agent, None, None, ["busy-weak:aider-streaming"], 0.6, rules, blocks)
             if agent == "unknown" and _redrawn_stream(view):
                 return _obs(shash, "busy", agent, None, None, ["busy-weak:redrawn-stream"], 0.5, rules, blocks)
@@ -1088,7 +1124,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         return _obs(shash, "busy", agent, None, None, ["busy-weak:trailing-ellipsis"], 0.5, rules, blocks)
 
     # 7. Claude hides its input line while it works: a rule with only a status line under it.
-    if view.input_line < 0 and view.box is None and agent == "claude":
+    if view.input_line < 0 and view.box is None and profile is not None and profile.busy_when_input_hidden:
         nb = view.nonblank
         if len(nb) >= 2 and _is_rule(view.lines[nb[-2]]) and nb[-1] > done_line:
             return _obs(shash, "busy", agent, None, None, ["busy-weak:no-input-line"], 0.5, rules, blocks)
@@ -1103,9 +1139,6 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         return _obs(shash, "idle", agent, None, None, [f"idle-done:{done_m.group(0)[:40].strip()}"], 0.8, rules,
                     blocks)
     return _obs(shash, "idle", agent, None, None, ["idle:no-marker"], 0.4, rules, blocks)
-
-
-_SHELLS = ("bash", "zsh", "sh", "fish", "dash")
 
 
 def _redrawn_stream(view: _View) -> bool:
@@ -1146,7 +1179,7 @@ def _exited(screen: Screen, rules: _Rules, raw_lines: list[str], shash: str, blo
     while lines and not lines[-1].strip():
         lines.pop()
     lines = lines[-rules.recent_lines:]
-    view = _View(lines, rules.idle, rules.content_marks)
+    view = _View(lines, rules)
     nb = view.nonblank
     agent = _agent(rules, screen, view, nb[-14] if len(nb) >= 14 else 0)
     blk = _blocker(view, rules, -1) if nb else None

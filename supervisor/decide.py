@@ -25,7 +25,7 @@ counting them would "finish" the run seconds after start-up. ``decide`` itself n
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from supervisor.classify import blocker_signature, compiled_rules
 from supervisor.models import Blocker, Decision, DecisionKind, Observation, Prompt, PromptOption, RunState
@@ -128,6 +128,62 @@ def keys_for(prompt: Prompt, option: PromptOption) -> list[str] | None:
     return (["Down"] * delta if delta > 0 else ["Up"] * (-delta)) + ["Enter"]
 
 
+_MOVES = {"Down": 1, "Up": -1, "Tab": 1, "BTab": -1}
+_ESC_LABEL = re.compile(r"\(\s*esc\b|\besc to (cancel|reject|deny|decline)\b", re.I)
+
+
+def selected_option(prompt: Prompt, keys: list[str]) -> PromptOption | None:
+    """The option ``keys`` pick in ``prompt``, given its input style and highlighted option, or None
+    when that cannot be known (no cursor to move from, keys that pick nothing, Enter with nothing
+    highlighted). Every verdict about an answer (approve, decline, persistent) comes from this."""
+    options = prompt.options
+    if not keys or not options:
+        return None
+    cursor = prompt.highlighted if prompt.highlighted is not None else prompt.default
+    if cursor is None and len(options) == 1 and prompt.input_style in ("enter", "letter_enter"):
+        cursor = 0
+    by_key = {o.key.lower(): o for o in options if o.key}
+    for key in keys:
+        if key in _MOVES:
+            if cursor is None:
+                return None
+            cursor += _MOVES[key]
+            if not 0 <= cursor < len(options):
+                return None
+        elif key in ("Enter", "C-m"):
+            return options[cursor] if cursor is not None else None
+        elif key in ("Escape", "C-["):
+            return next((o for o in options if _ESC_LABEL.search(o.label)), None)
+        elif key.lower() in by_key:
+            option = by_key[key.lower()]
+            if prompt.input_style in ("digit", "letter"):
+                return option  # the key selects at once
+            cursor = option.index  # a letter then Enter (aider, [y/N]); a digit that moves the cursor (Codex)
+        else:
+            return None
+    return None  # moved, but nothing was chosen
+
+
+AnswerClass = Literal["approve", "approve_persistent", "decline", "neutral", "unknown"]
+
+
+def answer_class(prompt: Prompt, keys: list[str]) -> AnswerClass:
+    """What sending ``keys`` to ``prompt`` amounts to: approving (and widening future permissions,
+    ``approve_persistent``), declining, choosing something that is neither (``neutral``: a theme, a
+    notice), or ``unknown`` (the keys pick nothing we can name). Eval runs, compares, replay, shadows
+    and gates count unsafe approvals with this one definition."""
+    if not keys:
+        return "neutral"
+    option = selected_option(prompt, keys)
+    if option is None:
+        return "unknown"
+    if option.approves is True:
+        return "approve_persistent" if option.persistent else "approve"
+    if option.approves is False:
+        return "decline"
+    return "neutral"
+
+
 def _rule_matches(rule: AnswerRule, obs: Observation, prompt: Prompt) -> bool:
     w = rule.when
     if w.agents is not None and obs.agent not in w.agents:
@@ -193,12 +249,7 @@ def _decide_prompt(obs: Observation, rs: RunState, policy: Policy, pid: str) -> 
         return _escalate(obs, pid, prompt, "no answer rule matches this prompt", "no-rule")
     if rule.then == "escalate":
         return _escalate(obs, pid, prompt, f"rule {rule.name} escalates this prompt", rule.name)
-    if prompt.default_approves is False and not rule.allow_default_no:
-        return _escalate(obs, pid, prompt, "the prompt's default is No; only a rule that allows default-No "
-                         "prompts may answer it", "default-no")
-
     option: PromptOption | None = None
-    keys: list[str] | None = None
     if rule.then == "approve":
         option = _pick(prompt, True, rule.allow_persistent)
     elif rule.then == "decline":
@@ -207,26 +258,53 @@ def _decide_prompt(obs: Observation, rs: RunState, policy: Policy, pid: str) -> 
         rx = _rx(rule.option or "^$")
         option = next((o for o in prompt.options if rx.search(o.label)
                        and (rule.allow_persistent or not o.persistent)), None)
-        if option is not None and option.approves and prompt.risk.level == "dangerous" and not rule.allow_dangerous:
-            option = None
-    elif rule.then == "keys":
+    if rule.then == "keys":
         keys = list(rule.keys or [])
         if not keys:
             return _escalate(obs, pid, prompt, f"rule {rule.name} has no keys", rule.name)
-        return _decision("answer", obs, pid, f"rule {rule.name}: send {' '.join(keys)}", rule=rule.name, keys=keys,
-                         approves=None, signature=sig)
-    if option is None:
-        return _escalate(obs, pid, prompt, f"rule {rule.name} wants to {rule.then} but no suitable option is "
-                         "shown (persistent and unknown options are never picked)", rule.name)
-    keys = keys_for(prompt, option)
-    if keys is None:
-        return _escalate(obs, pid, prompt, "cannot see which option is highlighted, so no key is safe to send",
-                         "no-cursor")
-    if option.approves is True and prompt.risk.level == "dangerous" and not rule.allow_dangerous:
-        return _escalate(obs, pid, prompt, "approving would be dangerous", "danger")
-    verb = {True: "approve", False: "decline", None: "choose"}[option.approves]
-    return _decision("answer", obs, pid, f"rule {rule.name}: {verb} with {option.label!r}", rule=rule.name,
-                     keys=keys, approves=option.approves, signature=sig)
+    else:
+        if option is None:
+            return _escalate(obs, pid, prompt, f"rule {rule.name} wants to {rule.then} but no suitable option is "
+                             "shown (persistent and unknown options are never picked)", rule.name)
+        found = keys_for(prompt, option)
+        if found is None or selected_option(prompt, found) is not option:
+            return _escalate(obs, pid, prompt, "cannot see which option is highlighted, so no key is safe to send",
+                             "no-cursor")
+        keys = found
+    # Judge the keys by what they select, whatever the rule type.
+    verdict = answer_class(prompt, keys)
+    chosen = selected_option(prompt, keys)
+    approving = verdict in ("approve", "approve_persistent")
+    if verdict == "unknown" and any(o.approves for o in prompt.options):
+        return _escalate(obs, pid, prompt, f"rule {rule.name}: cannot tell which option {' '.join(keys)} picks, "
+                         "and one of them approves", "unknown-selection")
+    if approving:
+        refusal = _approval_refusal(prompt, rule)
+        if refusal is not None:
+            return _escalate(obs, pid, prompt, refusal[0], refusal[1])
+    if verdict == "approve_persistent" and not rule.allow_persistent:
+        return _escalate(obs, pid, prompt, f"rule {rule.name} would pick {chosen.label if chosen else 'an option'!r}, "
+                         "which widens future permissions (only a rule with allow_persistent may)", "persistent")
+    approves = True if approving else (False if verdict == "decline" else None)
+    verb = {True: "approve", False: "decline", None: "choose"}[approves]
+    what = f"{verb} with {chosen.label!r}" if chosen is not None else f"send {' '.join(keys)}"
+    return _decision("answer", obs, pid, f"rule {rule.name}: {what}", rule=rule.name, keys=keys,
+                     approves=approves, signature=sig)
+
+
+def _approval_refusal(prompt: Prompt, rule: AnswerRule) -> tuple[str, str] | None:
+    """Why approving this prompt under ``rule`` is not allowed (reason, rule name), or None."""
+    risk = prompt.risk
+    if risk.level == "unknown":
+        return ("approving needs a positively identified subject (command, path or URL); none was found "
+                "in this dialog", "unknown-subject")
+    if risk.level == "dangerous" and not rule.allow_dangerous:
+        what = ", ".join(risk.matched) or "dangerous"
+        return (f"approving would be dangerous ({what}): {(risk.subject or '')[:200]}".strip(), "danger")
+    if prompt.default_approves is False and not rule.allow_default_no:
+        return ("the prompt's default is No; only a rule that allows default-No prompts may answer it",
+                "default-no")
+    return None
 
 
 def _escalate(obs: Observation, pid: str, prompt: Prompt, reason: str, rule: str) -> Decision:

@@ -34,7 +34,13 @@ PromptKind = Literal[
 prompts that approve an action (a command, an edit); ``trust_dialog`` is a first-run
 workspace trust or settings dialog; ``free_text`` is a question the agent asks the user."""
 
-RiskLevel = Literal["none", "low", "dangerous"]
+RiskLevel = Literal["none", "low", "dangerous", "unknown"]
+"""What approving a prompt would risk: ``none``/``low`` (a positively identified subject that no
+danger pattern flags), ``dangerous`` (a danger pattern matched the dialog), ``unknown`` (no command,
+path or URL could be identified: never approved automatically)."""
+
+SubjectKind = Literal["command", "path", "url"]
+"""What a prompt's subject is: a command to run, a file path to write or edit, a URL to fetch."""
 
 InputStyle = Literal["digit", "letter", "letter_enter", "arrows", "enter", "text"]
 """How a prompt takes an answer (see ``Prompt.input_style``)."""
@@ -106,6 +112,9 @@ class Screen(_Model):
     """True when the pane's program has exited (``pane_dead``)."""
     scrollback: str = ""
     """A bounded slice of history above the visible area (may be empty)."""
+    cwd: str = ""
+    """The pane's working directory (tmux ``pane_current_path``; ``supervisor classify --cwd``):
+    file writes and edits are judged by where their path lands relative to it. Empty: unknown."""
     highlights: tuple[tuple[int, int, int], ...] = ()
     """Reverse-video spans ``(row, first column, end column)`` in ``text``, found in raw ANSI input
     (``capture-pane -e``). Some agents (opencode) mark the selected option only this way; plain
@@ -114,9 +123,12 @@ class Screen(_Model):
 
     @property
     def screen_hash(self) -> str:
+        text = self.text
         if self.highlights:  # a moved selection is a different screen
-            return screen_hash(self.text + "\x00hl" + repr(self.highlights), self.title, self.dead)
-        return screen_hash(self.text, self.title, self.dead)
+            text += "\x00hl" + repr(self.highlights)
+        if self.cwd:  # the same edit prompt in another directory is judged differently
+            text += "\x00cwd" + self.cwd
+        return screen_hash(text, self.title, self.dead)
 
 
 def screen_hash(text: str, title: str = "", dead: bool = False) -> str:
@@ -151,6 +163,8 @@ class RiskAssessment(_Model):
     """Names of the policy's danger patterns that matched."""
     subject: str | None = None
     """The command, file or URL being approved, when the screen shows it."""
+    subject_kind: SubjectKind | None = None
+    """What ``subject`` is; None when no subject was positively identified (risk ``unknown``)."""
 
 
 class Prompt(_Model):
@@ -173,6 +187,10 @@ class Prompt(_Model):
     risk: RiskAssessment = Field(default_factory=RiskAssessment)
     signature: str = ""
     """A stable hash of kind, question and options: the same prompt shown again has the same one."""
+    first_row: int | None = None
+    """The first row (0-based, in ``Screen.text``) the live prompt occupies (its question or title)."""
+    last_row: int | None = None
+    """The last row (0-based, in ``Screen.text``) the live prompt occupies (its last option or hint)."""
 
 
 class Blocker(_Model):

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,8 @@ from supervisor.models import AgentName, BlockerKind, PromptKind, RiskLevel
 from supervisor.yamlio import format_validation, parse_yaml, read_text
 
 POLICY_FORMAT_VERSION = 1
+REPO_CANDIDATES = Path(__file__).resolve().parents[1] / "candidates"
+"""Where candidate policies live in a checkout (``extends: NAME`` looks there)."""
 
 
 class _P(BaseModel):
@@ -109,13 +112,26 @@ class ClassifierRules(_P):
     """Regex over an option's label: choosing it declines."""
     persistent_option: str = r"don'?t ask again|always|for this session|during this session|allow all|trust all"
     """Regex over an option's label: choosing it widens future permissions ("don't ask again")."""
-    agent_markers: dict[AgentName, list[str]] = Field(default_factory=dict)
-    """Regexes over the recent lines and the title that identify the agent (first agent listed wins)."""
+    input_lines: list[str] = Field(default_factory=lambda: [r"^[❯>›](?!\s*\d{1,2}[.)]\s)(\s|$)"])
+    """Regexes for the input line of an agent's composer ("❯ ", "> fix the bug"), whatever the agent;
+    each agent's ``agents.<name>.input_lines`` add to them."""
+    highlight_glyphs: str = "❯›>▶➤●◉◆→▸"
+    """Glyphs drawn before the highlighted option of a menu (each agent's ``highlight_glyphs`` add)."""
+    message_bullets: str = "⏺•●"
+    """Glyphs that open an agent's message or tool call ("⏺ Bash(...)", "• Ran ..."): a prompt inside
+    such a message is quoted, not live. A glyph that is also a highlight glyph and is followed by a
+    digit is a menu option instead."""
+    arrow_menu_hints: list[str] = Field(default_factory=lambda: [r"\benter\b( to)? continue\b"])
+    """Footer hints under a highlighted menu that mean a digit only moves the cursor ("enter continue"):
+    such menus are answered with arrows and Enter."""
+    title_busy_markers: list[str] = Field(default_factory=lambda: ["^[⠀-⣿◐◓◑◒]"])
+    """Regexes over the pane title that mean the agent works (a spinner glyph the agent animates there)."""
     blocker_lines: int = Field(12, ge=1, le=200)
     """How many non-blank lines from the bottom a blocker message must be within to count as live."""
 
     @field_validator("busy_markers", "idle_markers", "prompt_patterns", "completion_markers", "not_blocker_patterns",
-                     "weak_busy_markers", "menu_hints", "dialog_hints")
+                     "weak_busy_markers", "menu_hints", "dialog_hints", "input_lines", "arrow_menu_hints",
+                     "title_busy_markers")
     @classmethod
     def _valid(cls, v: list[str]) -> list[str]:
         return _check_regexes(v)
@@ -126,12 +142,56 @@ class ClassifierRules(_P):
         _check_regexes([v])
         return v
 
-    @field_validator("prompt_kinds", "agent_markers")
+    @field_validator("prompt_kinds")
     @classmethod
     def _valid_map(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
         for pats in v.values():
             _check_regexes(pats)
         return v
+
+
+class AgentProfile(_P):
+    """What the supervisor knows about one agent CLI, as data: how to recognise it (its process, its
+    pane title, its screen), how its composer and dialogs look, how to make it exit, and the few
+    behaviours of its screen that need a rule of their own. A new agent, or a new version of one, is
+    a change here plus suite cases, never a code change. An agent not listed gets the generic grammar
+    (``classifier``) and the same fail-safe answer rules."""
+
+    commands: list[str] = Field(default_factory=list)
+    """Program names that start it (``claude``, ``cursor-agent``): the basename of the command, or of
+    the script an interpreter runs (``node .../claude.js``). A one-letter name counts only as the
+    program itself."""
+    packages: list[str] = Field(default_factory=list)
+    """Package names (substrings of an interpreter's arguments) that run it: ``@anthropic-ai/claude-code``
+    under ``npx``, ``aider-chat`` in a ``pipx``/``uvx`` path."""
+    titles: list[str] = Field(default_factory=list)
+    """Lowercase substrings of the pane title it sets (``claude code``)."""
+    markers: list[str] = Field(default_factory=list)
+    """Regexes over the bottom lines of the screen (and the pane title) that only this agent draws.
+    The first agent listed whose marker shows wins."""
+    input_lines: list[str] = Field(default_factory=list)
+    """Regexes for its composer's input line (``diff> ``, ``[dev] 16% λ >``), added to
+    ``classifier.input_lines``. An input line that starts with a letter is the composer only as the
+    last line of the screen."""
+    composer_header: list[str] = Field(default_factory=list)
+    """Regexes for lines it draws between the composer's rule and its input line (aider lists the
+    files in the chat there)."""
+    highlight_glyphs: str = ""
+    """Extra glyphs it draws before the highlighted option of a menu."""
+    message_bullets: str = ""
+    """Extra glyphs that open its messages or tool calls."""
+    exit_keys: list[str] = Field(default_factory=list)
+    """Keys that make it exit (``--exit-on-finish``), e.g. ``["/exit", "Enter"]``."""
+    busy_without_composer: bool = False
+    """Its composer is the last line of the screen whenever it waits: output at the bottom with no
+    composer below it is an answer still streaming (aider)."""
+    busy_when_input_hidden: bool = False
+    """It hides its input line while it works: a rule with only a status line under it is busy (Claude Code)."""
+
+    @field_validator("markers", "input_lines", "composer_header")
+    @classmethod
+    def _valid(cls, v: list[str]) -> list[str]:
+        return _check_regexes(v)
 
 
 AnswerThen = Literal["approve", "decline", "escalate", "keys", "option"]
@@ -346,15 +406,22 @@ class Policy(_P):
     pause: PauseHandling = Field(default_factory=PauseHandling)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     templates: Templates = Field(default_factory=Templates)
-    exit_commands: dict[str, list[str]] = Field(default_factory=dict)
-    """Keys that make each agent exit (``--exit-on-finish``), e.g. ``claude: ["/exit", "Enter"]``."""
+    agents: dict[AgentName, AgentProfile] = Field(default_factory=dict)
+    """What is known about each agent CLI, by name (``shell`` is a plain shell). Order matters: the
+    first agent whose screen marker shows names the screen."""
+    interpreters: list[str] = Field(default_factory=list)
+    """Programs that run an agent rather than being one (``node``, ``python3``, ``npx``, ``uvx``): for
+    these, the words after them say which agent runs (``agents.<name>.commands``/``packages``)."""
+    parent: str | None = None
+    """The policy this one was resolved from (its file's ``extends:``): lineage only, not part of the id."""
 
     @property
     def policy_id(self) -> str:
         return policy_id(self)
 
     def canonical(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude={"name", "description"})
+        """The resolved content the id hashes (name, description and lineage excluded)."""
+        return self.model_dump(mode="json", exclude={"name", "description", "parent"})
 
 
 def policy_id(policy: Policy) -> str:
@@ -362,13 +429,138 @@ def policy_id(policy: Policy) -> str:
     return "pol_" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def parse_policy(text: str, source: str = "<policy>") -> Policy:
-    """Parse and validate policy YAML text; errors name the file, the line or the field."""
-    data, root = parse_yaml(text, source, PolicyError)
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise PolicyError(f"{source}: a policy must be a YAML mapping", "see candidates/baseline.yaml")
+PolicyResolver = Callable[[str, str], "Policy"]
+"""Turns an ``extends:`` reference (and the file that names it) into the resolved parent policy."""
+
+# How a child's lists merge into its parent's (see README "Policies extend the baseline"):
+# named entries replace the parent's entry of the same name; sequences are replaced whole; every
+# other list is extended (the child's entries first, then the parent's not already there).
+_NAMED_LISTS = (("answers", "rules"), ("answers", "danger_patterns"), ("classifier", "blocker_patterns"))
+_SEQUENCES = (("timing", "backoff_s"), ("agents", "*", "exit_keys"), ("agents", "*", "commands"))
+_SAFETY_LISTS = (("answers", "danger_patterns"), ("answers", "always_escalate"))
+_MOVED = {"exit_commands": "agents.<name>.exit_keys", "classifier.agent_markers": "agents.<name>.markers"}
+
+
+def _at_path(path: tuple[str, ...], table: tuple[tuple[str, ...], ...]) -> bool:
+    return any(len(t) == len(path) and all(a in ("*", b) for a, b in zip(t, path, strict=True)) for t in table)
+
+
+def _entry_key(entry: Any) -> Any:
+    """What identifies an entry of a named list (its name), or the entry itself."""
+    if isinstance(entry, dict) and entry.get("name"):
+        return entry["name"]
+    return json.dumps(entry, sort_keys=True) if isinstance(entry, dict) else entry
+
+
+def _merge(parent: Any, child: Any, path: tuple[str, ...] = ()) -> Any:
+    """The child's content over its parent's. Mappings merge key by key (a new agent goes before the
+    parent's agents, so its markers are tried first; other new keys go after); lists as above."""
+    if isinstance(parent, dict) and isinstance(child, dict):
+        new = [k for k in child if k not in parent]
+        order = new + list(parent) if path == ("agents",) else list(parent) + new
+        return {k: (_merge(parent[k], child[k], (*path, k)) if k in parent and k in child
+                    else child[k] if k in child else parent[k]) for k in order}
+    if isinstance(parent, list) and isinstance(child, list) and not _at_path(path, _SEQUENCES):
+        if _at_path(path, _NAMED_LISTS):
+            mine = {_entry_key(c) for c in child}
+            return child + [p for p in parent if _entry_key(p) not in mine]
+        return child + [p for p in parent if p not in child]
+    return child
+
+
+def _remove(parent: Any, spec: Any, path: tuple[str, ...], source: str) -> Any:
+    """The parent's content without the entries ``remove:`` names (every one must exist)."""
+    where = "remove." + ".".join(path) if path else "remove"
+    if isinstance(spec, dict) and isinstance(parent, dict):
+        out = dict(parent)
+        for k, v in spec.items():
+            if k not in out:
+                raise PolicyError(f"{source}: {where}.{k}: the parent policy has no {k!r} to remove from",
+                                  "name only entries the parent has (see candidates/baseline.yaml)")
+            out[k] = _remove(out[k], v, (*path, str(k)), source)
+        return out
+    if isinstance(spec, list) and isinstance(parent, dict):
+        for k in spec:
+            if k not in parent:
+                raise PolicyError(f"{source}: {where}: the parent policy has no {k!r}",
+                                  "name only entries the parent has (see candidates/baseline.yaml)")
+        return {k: v for k, v in parent.items() if k not in spec}
+    if isinstance(spec, list) and isinstance(parent, list):
+        named = _at_path(path, _NAMED_LISTS)
+        keys = [(_entry_key(p) if named else p) for p in parent]
+        for item in spec:
+            if item not in keys:
+                raise PolicyError(f"{source}: {where}: the parent policy has no entry {item!r}",
+                                  "name entries exactly as the parent has them (by name for rules, "
+                                  "danger and blocker patterns; the pattern text otherwise)")
+        return [p for p, k in zip(parent, keys, strict=True) if k not in spec]
+    raise PolicyError(f"{source}: {where} must be a list of the entries to remove, or a mapping of them",
+                      "e.g. remove: {answers: {danger_patterns: [sudo]}}")
+
+
+def _check_safety_overrides(parent: dict[str, Any], child: dict[str, Any], source: str) -> None:
+    """A child may add safety entries, never weaken one of its parent's by redefining it under the
+    same name: relaxing safety takes an explicit ``remove:``."""
+    theirs = {d.get("name"): d for d in parent.get("answers", {}).get("danger_patterns", [])}
+    for d in (child.get("answers") or {}).get("danger_patterns") or []:
+        if isinstance(d, dict) and d.get("name") in theirs and _canon(d, "danger") != theirs[d["name"]]:
+            raise PolicyError(f"{source}: answers.danger_patterns: {d['name']!r} redefines the parent's danger "
+                              "pattern of that name", f"remove it explicitly (remove: {{answers: {{danger_patterns: "
+                              f"[{d['name']}]}}}}) and add yours, or give yours another name")
+
+
+def _canon(entry: dict[str, Any], what: str) -> dict[str, Any]:
+    return DangerPattern.model_validate(entry).model_dump(mode="json") if what == "danger" else entry
+
+
+def safety_problems(policy: Policy) -> list[str]:
+    """Why a resolved policy is unsafe to load: each safety list that is empty."""
+    out = []
+    if not policy.answers.danger_patterns:
+        out.append("answers.danger_patterns is empty")
+    if not policy.answers.always_escalate:
+        out.append("answers.always_escalate is empty")
+    return out
+
+
+def safety_relaxations(policy: Policy, reference: Policy | None = None) -> list[str]:
+    """What ``policy`` relaxes relative to ``reference`` (default: the shipped baseline), by name:
+    danger patterns and always-escalate entries it lacks, danger patterns it made ``low``, and
+    answer rules that set an ``allow_*`` knob. For reports and gates."""
+    ref = reference if reference is not None else baseline_policy()
+    out: list[str] = []
+    mine = {d.name: d for d in policy.answers.danger_patterns}
+    for d in ref.answers.danger_patterns:
+        if d.name not in mine:
+            out.append(f"danger pattern removed: {d.name}")
+        elif mine[d.name].pattern != d.pattern:
+            out.append(f"danger pattern changed: {d.name}")
+        elif d.level == "dangerous" and mine[d.name].level != "dangerous":
+            out.append(f"danger pattern lowered to {mine[d.name].level}: {d.name}")
+    for pat in ref.answers.always_escalate:
+        if pat not in policy.answers.always_escalate:
+            out.append(f"always_escalate removed: {pat}")
+    for r in policy.answers.rules:
+        for knob in ("allow_dangerous", "allow_default_no", "allow_persistent"):
+            if getattr(r, knob):
+                out.append(f"rule {r.name}: {knob}")
+    return out
+
+
+def default_resolver(ref: str, source: str) -> Policy:
+    """``baseline``; a policy file (relative to the file that extends it); or a name under candidates/."""
+    if ref == "baseline":
+        return baseline_policy()
+    base = Path(source).parent if source and not source.startswith("<") else Path.cwd()
+    for cand in (base / ref, Path(ref), REPO_CANDIDATES / ref, REPO_CANDIDATES / f"{ref}.yaml",
+                 REPO_CANDIDATES / ref / "policy.yaml"):
+        if cand.is_file():
+            return load_policy(cand)
+    raise PolicyError(f"{source}: extends: {ref!r} is neither `baseline`, a policy file nor a candidate",
+                      "use `extends: baseline` or a path to the parent policy file")
+
+
+def _validate(data: dict[str, Any], root: Any, source: str) -> Policy:
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:
@@ -376,17 +568,63 @@ def parse_policy(text: str, source: str = "<policy>") -> Policy:
                           "compare with candidates/baseline.yaml") from exc
 
 
-def load_policy(path: str | Path) -> Policy:
+def parse_policy(text: str, source: str = "<policy>", resolver: PolicyResolver | None = None) -> Policy:
+    """Parse a policy file and resolve it against the policy it extends (``extends:``, default
+    ``baseline``; ``none`` for a policy that stands alone). Errors name the file, the line or the
+    field. Refuses a policy whose resolved safety lists are empty."""
+    data, root = parse_yaml(text, source, PolicyError)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise PolicyError(f"{source}: a policy must be a YAML mapping", "see candidates/baseline.yaml")
+    for old, new in _MOVED.items():
+        head, _, tail = old.partition(".")
+        if (tail and isinstance(data.get(head), dict) and tail in data[head]) or (not tail and head in data):
+            raise PolicyError(f"{source}: {old} moved to {new}", f"move each agent's entry under agents: ({new})")
+    data = dict(data)
+    extends = data.pop("extends", "baseline")
+    remove = data.pop("remove", None)
+    _validate(data, root, source)  # the file's own content, with its line numbers
+    if extends in (None, "none"):
+        if remove:
+            raise PolicyError(f"{source}: remove: needs a parent policy (extends: none)", "drop remove: or extends: none")
+        policy = _validate(data, root, source)
+    else:
+        parent = (resolver or default_resolver)(str(extends), source)
+        base = parent.model_dump(mode="json", exclude={"parent"})
+        for k in ("name", "description"):
+            base.pop(k, None)
+        if remove is not None:
+            base = _remove(base, remove, (), source)
+        _check_safety_overrides(base, data, source)
+        merged = _merge(base, data)
+        merged["parent"] = str(extends)
+        policy = _validate(merged, None, source)
+    problems = safety_problems(policy)
+    if problems:
+        raise PolicyError(f"{source}: unsafe policy: " + "; ".join(problems),
+                          "extend the baseline (the default) and remove only the entries you mean to relax")
+    return policy
+
+
+def load_policy(path: str | Path, resolver: PolicyResolver | None = None) -> Policy:
     text = read_text(path, PolicyError, "policy file", "give a path to a policy YAML file")
-    return parse_policy(text, str(path))
+    return parse_policy(text, str(path), resolver)
+
+
+def policy_from_canonical(data: dict[str, Any], name: str = "stored") -> Policy:
+    """A policy from its stored canonical content (``Policy.canonical()``): it stands alone."""
+    return Policy.model_validate({**data, "name": name})
 
 
 @functools.lru_cache(maxsize=1)
 def baseline_policy() -> Policy:
-    """The shipped default policy."""
+    """The shipped default policy (``candidates/baseline.yaml``, packaged through the link ``supervisor/data/baseline.yaml``)."""
     text = resources.files("supervisor").joinpath("data/baseline.yaml").read_text(encoding="utf-8")
     return parse_policy(text, "supervisor/data/baseline.yaml")
 
 
 def dump_policy(policy: Policy) -> str:
-    return yaml.safe_dump(policy.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=120)
+    """The resolved policy as YAML that stands alone (``extends: none``): loading it gives the same id."""
+    data = {"extends": "none", **policy.model_dump(mode="json")}
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)

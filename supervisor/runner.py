@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from supervisor import __version__
+from supervisor.agents import agent_from_argv, agent_of_pane, exit_keys, is_shell
 from supervisor.errors import PaneGone, SurfaceError
 from supervisor.ids import new_id
 from supervisor.journal import Journal
@@ -48,88 +49,12 @@ Outcome = Literal["finished", "exited", "stopped", "escalated"]
 """How a run ended: the agent finished (idle confirmed after work); its program exited (or
 the pane vanished); the supervisor was stopped; stopped while paused on an escalation."""
 
-KNOWN_AGENT_COMMANDS = {
-    "claude": "claude", "codex": "codex", "aider": "aider", "gemini": "gemini", "opencode": "opencode",
-    "cursor-agent": "cursor", "kiro-cli": "kiro", "kiro": "kiro", "q": "kiro",
-}
-_TITLE_HINTS = (("claude code", "claude"), ("codex", "codex"), ("gemini", "gemini"), ("aider", "aider"),
-                ("opencode", "opencode"))
-
 BUSY_JOURNAL_EVERY_S = 5.0
 """While a pane stays busy and keeps printing, journal its observation at most this often."""
 MAX_IDLE_WAIT_S = 10.0
 """The loop wakes at least this often (a few microseconds of CPU) so signals are never missed."""
 MAX_SETTLE_DELAY_S = 1.0
 """Under continuous output (a spinner), observe at least this often anyway."""
-
-
-_INTERPRETERS = ("python", "python3", "node", "bun", "deno", "npx", "uv", "uvx", "pipx")
-_PACKAGE_HINTS = (("claude-code", "claude"), ("aider-chat", "aider"), ("gemini-cli", "gemini"),
-                  ("@openai/codex", "codex"), ("opencode-ai", "opencode"))
-
-
-def agent_from_argv(argv: list[str] | str | None) -> str:
-    """The agent a command line starts: ``aider --model x``, ``python3 -m aider``,
-    ``npx @anthropic-ai/claude-code`` ("unknown" if it names none). Only the program, or the
-    first words after an interpreter, count: an agent's name in a later argument does not."""
-    import shlex
-
-    if argv is None:
-        return "unknown"
-    if isinstance(argv, str):
-        try:
-            argv = shlex.split(argv)
-        except ValueError:
-            argv = argv.split()
-    words = [w for w in argv if w and "=" not in w.split("/")[0]][:4]  # skip VAR=value prefixes
-    for i, word in enumerate(words):
-        low = word.lower()
-        name = os.path.basename(low).removesuffix(".js").removesuffix(".py").removesuffix(".mjs")
-        if name in KNOWN_AGENT_COMMANDS and (i == 0 or name != "q"):
-            return KNOWN_AGENT_COMMANDS[name]
-        for hint, agent in _PACKAGE_HINTS:
-            if hint in low:
-                return agent
-        if i == 0 and name.rstrip("0123456789.") not in _INTERPRETERS and name != "env":
-            return "unknown"
-    return "unknown"
-
-
-def _process_agent(pid: int | None) -> str:
-    """The agent run by the pane's process or its descendants (``python3`` running aider, ``node``
-    running claude), from their command lines in /proc ("unknown" elsewhere)."""
-    seen, todo = 0, [pid] if pid else []
-    while todo and seen < 16:
-        p = todo.pop(0)
-        seen += 1
-        try:
-            argv = Path(f"/proc/{p}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
-        except OSError:
-            continue
-        agent = agent_from_argv([a for a in argv if a])
-        if agent != "unknown":
-            return agent
-        with contextlib.suppress(OSError, ValueError):
-            for task in Path(f"/proc/{p}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-    return "unknown"
-
-
-def guess_agent(info: PaneInfo) -> str:
-    """The agent a pane runs, from its foreground command (an interpreter's: what it runs) and
-    title ("unknown" if neither says)."""
-    cmd = os.path.basename(info.current_command or "").lower()
-    if cmd in KNOWN_AGENT_COMMANDS:
-        return KNOWN_AGENT_COMMANDS[cmd]
-    if cmd.rstrip("0123456789.") in _INTERPRETERS and info.pid:
-        agent = _process_agent(info.pid)
-        if agent != "unknown":
-            return agent
-    title = info.title.lower()
-    for hint, agent in _TITLE_HINTS:
-        if hint in title:
-            return agent
-    return "unknown"
 
 
 @dataclass
@@ -212,8 +137,10 @@ class PaneRunner:
         self._stall_recorded_at: float | None = None
         self._last_full_obs_at = 0.0
         self._end_extra: dict[str, Any] = {}
-        known = agent_from_argv(config.command)
-        self.known_agent = known if known != "unknown" else guess_agent(pane)
+        known = agent_from_argv(config.command, self.policy)
+        if known == "unknown":
+            known = agent_of_pane(pane, self.policy)
+        self.known_agent = "unknown" if is_shell(known) else known
         """The agent the runner knows it supervises (the command it launched, the pane's process):
         filled into observations whose screen does not name it."""
         """Extra ``run_ended`` fields (the blocker an exited agent showed)."""
@@ -590,7 +517,7 @@ class PaneRunner:
                                                   "error": exc.one_line(), "pane_id": self.pane_id})
         elif kind == "finish":
             if self.config.exit_on_finish:
-                keys = self.policy.exit_commands.get(obs.agent) or []
+                keys = exit_keys(obs.agent, self.policy)
                 if keys:
                     self._send(decision, keys, kind="exit_agent")
             if self.config.end_on_finish:

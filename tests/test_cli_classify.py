@@ -67,7 +67,8 @@ def test_table_output(captures: Path, cli_env: dict[str, str]) -> None:
 
 def test_custom_policy(tmp_path: Path, captures: Path, cli_env: dict[str, str]) -> None:
     pol = tmp_path / "p.yaml"
-    pol.write_text("name: empty\n", encoding="utf-8")  # no rules: every prompt is escalated
+    pol.write_text("name: cautious\nanswers:\n  rules:\n    - {name: all-to-humans, then: escalate}\n",
+                   encoding="utf-8")  # extends the baseline; its own rule comes first
     res = run_cli("classify", "--json", "--policy", str(pol), str(captures / "a_prompt.txt"), env=cli_env)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["decision"]["kind"] == "escalate"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from supervisor.classify import blocker_signature, classify
-from supervisor.decide import decide, keys_for
+from supervisor.decide import answer_class, decide, keys_for, selected_option
 from supervisor.models import Blocker, Observation, Prompt, PromptOption, RunState
 from supervisor.policy import Policy, baseline_policy, parse_policy
 from supervisor.screen import make_screen
@@ -166,11 +166,12 @@ def test_decline_rule_picks_the_declining_option() -> None:
     assert dec.kind == "answer" and dec.approves is False and dec.keys == ["3"]
 
 
-def test_keys_rule_sends_its_keys() -> None:
+def test_keys_rule_is_judged_by_the_option_its_keys_select() -> None:
+    """A keys rule sends its keys, and counts as what they select: Enter on a highlighted Yes approves."""
     policy = parse_policy("answers:\n  rules:\n    - name: enter\n      when: {}\n      then: keys\n"
                           "      keys: [Enter]\n")
     dec = decide(classify(make_screen(S.claude_bash_permission("npm test")), policy), state(), policy)
-    assert (dec.kind, dec.keys, dec.approves) == ("answer", ["Enter"], None)
+    assert (dec.kind, dec.keys, dec.approves) == ("answer", ["Enter"], True)
 
 
 # --- asking: strike guard, cooldown, human, budget, already escalated ------------------------
@@ -273,3 +274,55 @@ def test_a_shadow_policy_signs_its_own_decision(policy: Policy) -> None:
     dec = decide(obs, state(), shadow)
     assert dec.policy_id == shadow.policy_id != policy.policy_id
     assert (dec.kind, dec.rule) == ("escalate", "all-to-humans")
+
+
+# --- what keys select: one definition of approving ---------------------------------------------
+
+def _menu(style: str, highlighted: int | None, *, default: int | None = None) -> Prompt:
+    opts = [PromptOption(index=0, label="No", key="1" if style != "arrows" else None, approves=False),
+            PromptOption(index=1, label="Yes", key="2" if style != "arrows" else None, approves=True),
+            PromptOption(index=2, label="Yes, and don't ask again", key="3" if style != "arrows" else None,
+                         approves=True, persistent=True),
+            PromptOption(index=3, label="No, tell it what to do differently (esc)", key="4" if style != "arrows"
+                         else None, approves=False)]
+    if highlighted is not None:
+        opts[highlighted].highlighted = True
+    return Prompt(kind="tool_permission", question="Run it?", options=opts, highlighted=highlighted,
+                  default=highlighted if default is None else default, input_style=style)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("style, highlighted, keys, label, verdict", [
+    ("digit", 0, ["2"], "Yes", "approve"),
+    ("digit", 0, ["3"], "Yes, and don't ask again", "approve_persistent"),
+    ("digit", 0, ["Enter"], "No", "decline"),
+    ("digit", 1, ["Enter"], "Yes", "approve"),
+    ("digit", 0, ["Escape"], "No, tell it what to do differently (esc)", "decline"),
+    ("arrows", 0, ["Down", "Enter"], "Yes", "approve"),  # Claude 2.1.3xx auto mode: ❯ No first
+    ("arrows", 0, ["Enter"], "No", "decline"),
+    ("arrows", 0, ["Down", "Down", "Enter"], "Yes, and don't ask again", "approve_persistent"),
+    ("arrows", None, ["Down", "Enter"], None, "unknown"),  # no cursor to move from
+    ("arrows", 0, ["Up", "Enter"], None, "unknown"),  # off the menu
+    ("arrows", 0, ["Down"], None, "unknown"),  # moved, chose nothing
+    ("letter_enter", None, ["2", "Enter"], "Yes", "approve"),
+    ("letter_enter", None, ["Enter"], "Yes", "approve"),  # the default ([Y/n]) is what Enter takes
+    ("digit", 0, ["x"], None, "unknown"),
+    ("digit", 0, [], None, "neutral"),
+])
+def test_selected_option_and_answer_class(style: str, highlighted: int | None, keys: list[str],
+                                          label: str | None, verdict: str) -> None:
+    prompt = _menu(style, highlighted, default=1 if style == "letter_enter" else None)
+    chosen = selected_option(prompt, keys)
+    assert (chosen.label if chosen else None) == label
+    assert answer_class(prompt, keys) == verdict
+
+
+def test_every_rule_type_is_judged_by_what_its_keys_select() -> None:
+    """A keys rule that presses Yes on a dangerous prompt is an approval like any other: escalated;
+    an option rule that picks "don't ask again" needs allow_persistent."""
+    danger = make_screen(S.claude_bash_permission("git push --force origin main"))
+    keys_yes = parse_policy("answers:\n  rules:\n    - {name: press-1, then: keys, keys: ['1']}\n")
+    dec = decide(classify(danger, keys_yes), state(), keys_yes)
+    assert dec.kind == "escalate" and dec.rule == "danger"
+    persistent = parse_policy("answers:\n  rules:\n    - {name: remember, then: keys, keys: ['2']}\n")
+    dec = decide(classify(make_screen(S.claude_bash_permission("npm test")), persistent), state(), persistent)
+    assert dec.kind == "escalate" and dec.rule == "persistent"

@@ -45,3 +45,107 @@ def test_bad_policies_give_one_line_with_the_place(text: str, fragment: str) -> 
 def test_missing_policy_file(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="not found"):
         load_policy(tmp_path / "nope.yaml")
+
+
+# --- extends: a policy names only what it overrides ------------------------------------------
+
+def _decision_on(policy, command: str):
+    from supervisor.classify import classify
+    from supervisor.decide import decide
+    from supervisor.models import RunState
+    from supervisor.screen import make_screen
+    from tests.cases import screens as S
+
+    obs = classify(make_screen(S.claude_bash_permission(command)), policy)
+    return decide(obs, RunState(run_id="t", now=1000.0, started_at=990.0, saw_work=True), policy)
+
+
+def test_a_policy_with_one_approve_rule_still_escalates_a_force_push() -> None:
+    mine = parse_policy("name: mine\nanswers:\n  rules:\n    - name: approve-all\n      then: approve\n", "mine.yaml")
+    assert mine.parent == "baseline" and mine.answers.rules[0].name == "approve-all"
+    assert {d.name for d in mine.answers.danger_patterns} == {d.name for d in baseline_policy().answers.danger_patterns}
+    push = _decision_on(mine, "git push --force origin main")
+    assert push.kind == "escalate" and "git-push-force" in push.reason
+    test = _decision_on(mine, "npm test")
+    assert (test.kind, test.rule, test.approves) == ("answer", "approve-all", True)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("extends: none\nanswers:\n  rules:\n    - {name: approve-all, then: approve}\n", "answers.danger_patterns is empty"),
+    ("extends: none\nanswers:\n  danger_patterns:\n    - {name: x, pattern: 'rm -rf'}\n", "always_escalate is empty"),
+])
+def test_loading_refuses_empty_safety_lists(text: str, fragment: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        parse_policy(text, "p.yaml")
+    assert "unsafe policy" in info.value.one_line() and fragment in info.value.one_line()
+
+
+def test_removing_every_safety_entry_is_refused_too() -> None:
+    base = baseline_policy()
+    names = ", ".join(d.name for d in base.answers.danger_patterns)
+    with pytest.raises(PolicyError, match="danger_patterns is empty"):
+        parse_policy(f"remove:\n  answers:\n    danger_patterns: [{names}]\n", "p.yaml")
+
+
+def test_safety_lists_relax_only_by_naming_each_removed_entry() -> None:
+    from supervisor.policy import safety_relaxations
+
+    relaxed = parse_policy("remove:\n  answers:\n    danger_patterns: [git-push-force]\n", "p.yaml")
+    assert "git-push-force" not in {d.name for d in relaxed.answers.danger_patterns}
+    assert safety_relaxations(relaxed) == ["danger pattern removed: git-push-force"]
+    assert safety_relaxations(baseline_policy()) == []
+    # Redefining a parent's danger pattern under its name (to weaken it) needs the explicit removal.
+    weaker = "answers:\n  danger_patterns:\n    - {name: git-push-force, pattern: 'never-matches'}\n"
+    with pytest.raises(PolicyError, match="redefines the parent's danger pattern"):
+        parse_policy(weaker, "p.yaml")
+    ok = parse_policy("remove:\n  answers:\n    danger_patterns: [git-push-force]\n" + weaker, "p.yaml")
+    assert safety_relaxations(ok) == ["danger pattern changed: git-push-force"]
+    with pytest.raises(PolicyError, match="no entry 'no-such-pattern'"):
+        parse_policy("remove:\n  answers:\n    danger_patterns: [no-such-pattern]\n", "p.yaml")
+
+
+def test_merge_semantics_of_lists_and_mappings(tmp_path: Path) -> None:
+    """Rules: the child's first, a same-named one replaced in the child's place; pattern lists: the
+    child's entries added before the parent's; sequences (backoff) replaced whole; a new agent goes
+    before the parent's; removal by name or by exact text; a chain of files resolves in order."""
+    base = baseline_policy()
+    child = tmp_path / "child.yaml"
+    child.write_text(
+        "extends: baseline\n"
+        "answers:\n  rules:\n    - {name: approve-yes-no, when: {kinds: [yes_no]}, then: escalate}\n"
+        "    - {name: mine, then: escalate}\n"
+        "classifier:\n  busy_markers: ['frobnicating']\n"
+        "timing:\n  backoff_s: [2.0]\n"
+        "agents:\n  quill: {commands: [quill]}\n  claude: {exit_keys: ['/quit', 'Enter']}\n"
+        "remove:\n  classifier:\n    weak_busy_markers: ['is thinking\\b']\n  agents: [cursor]\n", encoding="utf-8")
+    grandchild = tmp_path / "sub" / "grandchild.yaml"
+    grandchild.parent.mkdir()
+    grandchild.write_text("extends: ../child.yaml\ntiming:\n  settle_ms: 45\n", encoding="utf-8")
+    p = load_policy(grandchild)
+    names = [r.name for r in p.answers.rules]
+    assert names[:2] == ["approve-yes-no", "mine"] and names.count("approve-yes-no") == 1
+    assert names[2:] == [r.name for r in base.answers.rules if r.name != "approve-yes-no"]
+    assert p.classifier.busy_markers == ["frobnicating", *base.classifier.busy_markers]
+    assert "is thinking\\b" not in p.classifier.weak_busy_markers
+    assert p.timing.backoff_s == [2.0] and p.timing.settle_ms == 45
+    assert list(p.agents)[0] == "quill" and "cursor" not in p.agents
+    assert p.agents["claude"].exit_keys == ["/quit", "Enter"] and p.agents["claude"].markers  # the rest kept
+    assert p.parent == "../child.yaml"
+
+
+def test_the_id_hashes_resolved_content_and_a_dump_stands_alone(tmp_path: Path) -> None:
+    relaxed = parse_policy("name: r\nremove:\n  answers:\n    danger_patterns: [sudo]\n", "p.yaml")
+    same = parse_policy("name: other-name\nremove:\n  answers:\n    danger_patterns: [sudo]\n", "q.yaml")
+    assert relaxed.policy_id == same.policy_id != baseline_policy().policy_id
+    dumped = dump_policy(relaxed)
+    assert dumped.startswith("extends: none")
+    again = parse_policy(dumped)  # the removal is not undone by extending the baseline again
+    assert again.policy_id == relaxed.policy_id
+    assert "sudo" not in {d.name for d in again.answers.danger_patterns}
+
+
+def test_moved_knobs_say_where_they_went() -> None:
+    with pytest.raises(PolicyError, match="exit_commands moved to agents.<name>.exit_keys"):
+        parse_policy("exit_commands:\n  claude: ['/exit']\n", "p.yaml")
+    with pytest.raises(PolicyError, match="agent_markers moved to agents.<name>.markers"):
+        parse_policy("classifier:\n  agent_markers:\n    claude: ['x']\n", "p.yaml")

@@ -429,19 +429,21 @@ def test_exit_with_blocker_ends_exited_with_the_blocker(harness) -> None:
 def test_agent_from_the_launched_command_or_the_pane_process(harness, tmp_path: Path) -> None:
     """Nothing on screen names the agent: the runner fills in what it knows (the command it
     launched; an interpreter's script), for journaling and decisions."""
-    from supervisor.runner import agent_from_argv, guess_agent
+    from supervisor.agents import agent_from_argv, agent_of_pane
+    from supervisor.policy import baseline_policy
 
-    assert agent_from_argv(["python3", "-m", "aider", "--model", "x"]) == "aider"
-    assert agent_from_argv("npx @anthropic-ai/claude-code") == "claude"
-    assert agent_from_argv(["python3", "-m", "supervisor.demo_agent", "s.yaml"]) == "unknown"
-    assert agent_from_argv(["vim", "claude.md"]) == "unknown"
+    policy = baseline_policy()
+    assert agent_from_argv(["python3", "-m", "aider", "--model", "x"], policy) == "aider"
+    assert agent_from_argv("npx @anthropic-ai/claude-code", policy) == "claude"
+    assert agent_from_argv(["python3", "-m", "supervisor.demo_agent", "s.yaml"], policy) == "unknown"
+    assert agent_from_argv(["vim", "claude.md"], policy) == "unknown"
     fake = tmp_path / "aider.py"
     fake.write_text("import sys, time\nprint('hello from a tool', flush=True)\ntime.sleep(120)\n")
     h = harness()
     pane = h.surface.new_session("py", ["python3", str(fake)], width=80, height=20)
     info = retry_until(lambda: (i := h.surface.pane_info(pane.pane_id)) and i.current_command.startswith("python")
                        and i, 10, message="python in the pane")
-    assert guess_agent(info) == "aider"
+    assert agent_of_pane(info, policy) == "aider"
     launched = h.surface.new_session("launched", ["sh", "-c", "echo hello from a tool; exec cat"], width=80,
                                      height=20)
     r1 = h.sup.add_pane(h.surface.pane_info(pane.pane_id))

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from supervisor.agents import agent_of_pane, is_shell
 from supervisor.cli import console, err_console, settings_from
 from supervisor.cli.output import print_json
 from supervisor.errors import (
@@ -32,7 +33,7 @@ from supervisor.errors import (
 )
 from supervisor.models import Event
 from supervisor.policy import Policy, baseline_policy, load_policy
-from supervisor.runner import PaneRunner, RunConfig, Supervisor, guess_agent
+from supervisor.runner import PaneRunner, RunConfig, Supervisor
 from supervisor.settings import Settings
 
 
@@ -272,7 +273,8 @@ def discover_agent_panes(surface: Any, policy: Policy, callback: Any = None) -> 
     for info in surface.list_panes():
         if info.dead:
             continue
-        if guess_agent(info) != "unknown":
+        by_process = agent_of_pane(info, policy)
+        if by_process != "unknown" and not is_shell(by_process):
             yield info
             continue
         try:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from supervisor.agents import exit_keys
 from supervisor.errors import SupervisorError
 from supervisor.models import Decision, Observation
 from supervisor.runner import PaneRunner, RunConfig, Supervisor
@@ -155,7 +156,7 @@ class WorkflowPaneRunner(PaneRunner):
         wf = self.workflow
         if wf.finished:
             if self.config.exit_on_finish:
-                keys = self.policy.exit_commands.get(obs.agent if obs else "unknown") or []
+                keys = exit_keys(obs.agent if obs else "unknown", self.policy)
                 if keys:
                     self._send(Decision(kind="finish", reason="workflow finished", source="workflow"), keys,
                                kind="exit_agent")

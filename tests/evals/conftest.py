@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from evals import styles
-from supervisor.policy import baseline_policy, dump_policy
+from supervisor.policy import baseline_policy
 
 W = 100
 
@@ -57,11 +57,13 @@ def small_suites(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def permissive_policy(tmp_path: Path) -> Path:
-    """A candidate that approves everything it can: no danger patterns, nothing always escalated."""
-    data = yaml.safe_load(dump_policy(baseline_policy()))
-    data["name"] = "zz-permissive-candidate"
-    data["answers"]["danger_patterns"] = []
-    data["answers"]["always_escalate"] = []
+    """A candidate that approves everything it can: it removes, by name, every danger pattern and
+    always-escalate entry of the baseline but one of each (a policy whose safety lists are empty
+    does not load)."""
+    base = baseline_policy().answers
+    data = {"name": "zz-permissive-candidate",
+            "remove": {"answers": {"danger_patterns": [d.name for d in base.danger_patterns if d.name != "host-key"],
+                                   "always_escalate": [p for p in base.always_escalate if p != "api key"]}}}
     path = tmp_path / "permissive-candidate-policy.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
     return path

@@ -1,0 +1,154 @@
+"""Agent knowledge is data: a made-up agent supported by a policy file alone, and the lookups of
+``supervisor.agents`` (command lines, a real process tree through psutil, titles, exit keys)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from supervisor.agents import (
+    agent_from_argv,
+    agent_of_command,
+    agent_of_pane,
+    agent_of_process_tree,
+    agent_of_title,
+    exit_keys,
+)
+from supervisor.classify import classify
+from supervisor.decide import decide
+from supervisor.models import RunState, Screen
+from supervisor.policy import Policy, baseline_policy, load_policy
+from tests.helpers import retry_until
+
+# A made-up agent CLI, "quill": its own banner, message glyph, highlight glyph and composer (which
+# it hides while a dialog is up, as real agents do).
+QUILL_POLICY = """\
+name: with-quill
+# extends: baseline (the default): only what is new about quill is named here
+agents:
+  quill:
+    commands: [quill]
+    packages: [quill-cli]
+    titles: [quill]
+    markers: ['^✎ quill\\b', '^quill λ>']
+    input_lines: ['^quill λ>(\\s|$)']
+    highlight_glyphs: '▷'
+    message_bullets: '◇'
+    exit_keys: [':quit', 'Enter']
+"""
+
+
+def quill_dialog(command: str) -> str:
+    return f"""\
+✎ quill 0.3 · model fake-1 · ~/proj
+
+◇ I will check the project first.
+
+◇ shell({command})
+
+┌ quill needs permission ─────────────────────────────┐
+│ Command: {command:<43}│
+│ Let quill run this command?                          │
+│ ▷ 1. Allow                                           │
+│   2. Deny                                            │
+└──────────────────────────────────────────────────────┘
+"""
+
+
+QUILL_IDLE = """\
+✎ quill 0.3 · model fake-1 · ~/proj
+
+◇ Done: the tests pass.
+
+quill λ>
+"""
+
+
+@pytest.fixture()
+def quill(tmp_path: Path) -> Policy:
+    path = tmp_path / "quill.yaml"
+    path.write_text(QUILL_POLICY, encoding="utf-8")
+    return load_policy(path)
+
+
+def fresh() -> RunState:
+    return RunState(run_id="t", now=1000.0, started_at=990.0, last_output_at=999.0, saw_work=True)
+
+
+def test_a_made_up_agent_is_a_policy_change_only(quill: Policy) -> None:
+    """Detected by its command and by its screen; its dialog (a highlight glyph and a composer the
+    baseline has never seen) understood; a benign command approved with the key its menu takes; a
+    dangerous one escalated (the danger patterns come from the baseline it extends)."""
+    benign = Screen(text=quill_dialog("npm test"), current_command="quill")
+    obs = classify(benign, quill)
+    assert (obs.agent, obs.state) == ("quill", "asking")
+    assert obs.prompt is not None and obs.prompt.kind == "tool_permission"
+    assert [o.label for o in obs.prompt.options] == ["Allow", "Deny"] and obs.prompt.highlighted == 0
+    dec = decide(obs, fresh(), quill)
+    assert (dec.kind, dec.keys, dec.approves) == ("answer", ["1"], True)
+
+    assert classify(Screen(text=quill_dialog("npm test")), quill).agent == "quill"  # by its banner alone
+
+    dangerous = classify(Screen(text=quill_dialog("rm -rf ~/"), current_command="quill"), quill)
+    assert dangerous.state == "asking" and dangerous.prompt.risk.level == "dangerous"
+    dec = decide(dangerous, fresh(), quill)
+    assert dec.kind == "escalate" and not dec.keys and "rm-" in dec.reason
+
+    idle = classify(Screen(text=QUILL_IDLE, current_command="quill"), quill)
+    assert (idle.agent, idle.state) == ("quill", "idle")
+    assert exit_keys("quill", quill) == [":quit", "Enter"]
+
+
+def test_without_its_entry_the_made_up_agent_is_unknown_and_nothing_is_approved() -> None:
+    """The same screens under the plain baseline: the agent is unknown and its menu is not
+    understood, so no key is sent (fail safe)."""
+    base = baseline_policy()
+    obs = classify(Screen(text=quill_dialog("npm test"), current_command="quill"), base)
+    assert obs.agent == "unknown"
+    assert decide(obs, fresh(), base).keys == []
+
+
+def test_command_lines_name_the_agent_they_start() -> None:
+    policy = baseline_policy()
+    assert agent_from_argv(["aider", "--model", "x"], policy) == "aider"
+    assert agent_from_argv(["python3", "-m", "aider", "--model", "x"], policy) == "aider"
+    assert agent_from_argv("npx @anthropic-ai/claude-code", policy) == "claude"
+    assert agent_from_argv(["node", "/usr/lib/node_modules/@openai/codex/bin/codex.js"], policy) == "codex"
+    assert agent_from_argv(["env", "TERM=xterm", "gemini"], policy) == "gemini"
+    assert agent_from_argv(["q", "chat"], policy) == "kiro"
+    assert agent_from_argv(["npx", "q"], policy) == "unknown"  # a one-letter name only as the program
+    assert agent_from_argv(["vim", "claude.md"], policy) == "unknown"
+    assert agent_from_argv(["python3", "-m", "http.server"], policy) == "unknown"
+    assert agent_of_command("claude", policy) == "claude"
+    assert agent_of_command("bash", policy) == "shell"
+    assert agent_of_title("✳ Claude Code", policy) == "claude"
+    assert exit_keys("claude", policy) == ["/exit", "Enter"] and exit_keys("nobody", policy) == []
+
+
+@dataclass
+class _Pane:
+    current_command: str
+    title: str = ""
+    pid: int | None = None
+
+
+def test_the_process_tree_names_an_agent_run_by_an_interpreter(quill: Policy, tmp_path: Path) -> None:
+    """A real interpreter process running a script named after the agent (psutil reads its tree)."""
+    script = tmp_path / "quill.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, str(script)])
+    try:
+        retry_until(lambda: agent_of_process_tree(proc.pid, quill) == "quill", 10,
+                    message="the process tree to show quill")
+        assert agent_of_pane(_Pane("python3", pid=proc.pid), quill) == "quill"
+        assert agent_of_pane(_Pane("python3", pid=proc.pid), baseline_policy()) == "unknown"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert agent_of_process_tree(proc.pid, quill) == "unknown"  # gone: nothing to read, no error
+    assert agent_of_pane(_Pane("bash", title="quill: editing"), quill) == "quill"  # by its title
+    assert agent_of_pane(_Pane("bash"), quill) == "shell"
