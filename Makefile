@@ -45,6 +45,7 @@ bench: $(STAMP) tmux
 	$(BIN)/python bench/idle.py
 	$(BIN)/python bench/workflow.py
 	$(BIN)/python bench/judge.py
+	$(BIN)/python bench/screens.py
 
 # The notebooks, `supervisor report` and `make lab` need the `analysis` extra (matplotlib) and Jupyter.
 NB_STAMP := $(VENV)/.installed-notebooks

@@ -11,9 +11,15 @@ only a terminal emulator can say what ends up on screen (:func:`render_stream`, 
 
 from __future__ import annotations
 
+import logging
 import re
+from typing import Any
+
+from wcwidth import wcwidth
 
 from supervisor.models import Screen
+
+logger = logging.getLogger(__name__)
 
 # One pass over every escape sequence we know: CSI (with its parameters), OSC (ended by BEL
 # or ST), DCS/SOS/PM/APC strings, charset selection, and two-byte ESC sequences.
@@ -28,8 +34,8 @@ _ESCAPE = re.compile(
     r"|\x1b"  # a lone ESC
 )
 _TITLE = re.compile(r"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)")
-# Control characters other than \n, \r, \b and \t: dropped.
-_CONTROLS = re.compile(r"[\x00-\x07\x0b-\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+# Control characters other than \n, \r, \b and \t (C1 ones too, a lone 8-bit CSI): dropped.
+_CONTROLS = re.compile(r"[\x00-\x07\x0b-\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
 # Cursor addressing / erasing that only an emulator can lay out.
 _NEEDS_EMULATOR = re.compile(r"\x1b\[[0-9;?]*[ABDEFGHJLMPSTdfr]|\x1b\[\?1049h|\x1b[78M]")
 
@@ -52,24 +58,34 @@ def _escape_sub(m: re.Match[str]) -> str:
     return ""
 
 
+_MOTION = re.compile(r"[\r\b]")
+
+
 def _overstrike(line: str) -> str:
-    """Apply carriage returns (later text overwrites from column 0) and backspaces."""
-    if "\b" in line:
-        out: list[str] = []
-        for ch in line:
-            if ch == "\b":
-                if out:
-                    out.pop()
-            else:
-                out.append(ch)
-        line = "".join(out)
-    if "\r" in line:
-        parts = line.split("\r")
-        buf = parts[0]
-        for seg in parts[1:]:
-            buf = seg + buf[len(seg):]
-        line = buf
-    return line
+    """Lay out one line the way a terminal does: a carriage return moves the cursor to column 0
+    and a backspace one column left (neither erases); later text overwrites what is under the
+    cursor. Linear in the line's length, however many returns it holds (a progress bar
+    redrawn a million times on one line)."""
+    buf: list[str] = []
+    col = 0
+    pos = 0
+    for m in _MOTION.finditer(line):
+        col = _put(buf, col, line[pos:m.start()])
+        col = 0 if m.group() == "\r" else max(col - 1, 0)
+        pos = m.end()
+    _put(buf, col, line[pos:])
+    return "".join(buf)
+
+
+def _put(buf: list[str], col: int, seg: str) -> int:
+    """Write ``seg`` into ``buf`` at ``col`` (overwriting, extending at the end); the new column."""
+    if seg:
+        end = col + len(seg)
+        if col == len(buf):
+            buf.extend(seg)
+        else:
+            buf[col:end] = seg  # same length inside the line: O(len(seg)); past the end: extends
+    return col + len(seg)
 
 
 def normalize(raw: str) -> str:
@@ -156,22 +172,79 @@ def osc_title(raw: str) -> str:
     return titles[-1] if titles else ""
 
 
+_MAX_COLUMNS = 1000
+_MAX_LINES = 500
+
+
+def _display(screen: Any) -> list[str]:
+    """The emulator's rows as text. pyte's own ``display`` raises on a wide character whose
+    right half was overwritten (``ESC[H中 CR 1``: the orphaned half is an empty cell), so
+    rows are read cell by cell: an empty cell after a wide character is its right half and is
+    skipped; an orphaned one shows as a blank."""
+    rows: list[str] = []
+    for y in range(screen.lines):
+        line = screen.buffer[y]
+        out: list[str] = []
+        skip_half = False
+        for x in range(screen.columns):
+            data = line[x].data
+            if skip_half:
+                skip_half = False
+                if data == "":
+                    continue
+            if data == "":
+                out.append(" ")
+                continue
+            out.append(data)
+            skip_half = wcwidth(data[0]) == 2
+        rows.append("".join(out))
+    return rows
+
+
+class _Tolerant:
+    """Stands in for a pyte screen in front of its parser: a sequence the screen's handler
+    rejects (``ESC[0;@`` calls ``insert_characters`` with two arguments and raises TypeError)
+    is skipped and the rest of the stream still renders, as a terminal would do."""
+
+    def __init__(self, screen: Any) -> None:
+        self._screen = screen
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._screen, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attr(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - one bad sequence must not stop the screen
+                logger.debug("terminal emulator skipped %s%r", name, args, exc_info=True)
+                return None
+
+        return call
+
+
 def render_stream(raw: str | bytes, *, width: int = 200, height: int = 50) -> str:
     """Play a raw terminal byte stream through a VT emulator and return the final screen text
-    (normalized). Used for ``pipe-pane`` captures and PTY recordings."""
+    (normalized). Used for ``pipe-pane`` captures and PTY recordings. Never raises: what an
+    agent prints cannot crash the supervisor; a stream the emulator rejects is normalized as
+    plain text instead (and logged)."""
     import pyte  # imported here: only raw streams need it
 
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", "replace")
-    screen = pyte.Screen(max(width, 2), max(height, 2))
-    stream = pyte.Stream(screen)
+    screen = pyte.Screen(min(max(width, 2), _MAX_COLUMNS), min(max(height, 2), _MAX_LINES))
+    stream = pyte.Stream(_Tolerant(screen))  # type: ignore[arg-type]
     # A stream that never says CR LF was stored with bare LFs meaning "new line".
     data = raw if "\r\n" in raw else raw.replace("\n", "\r\n")
     try:
         stream.feed(data)
+        rows = _display(screen)
     except Exception:  # pyte is strict about a few malformed sequences; fall back to stripping
+        logger.warning("terminal emulator rejected a %d-character stream; normalizing it as text",
+                       len(raw), exc_info=True)
         return normalize(raw)
-    return normalize("\n".join(screen.display))
+    return normalize("\n".join(rows))
 
 
 def make_screen(

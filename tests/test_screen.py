@@ -31,8 +31,10 @@ def test_carriage_return_overwrites_from_column_zero() -> None:
     assert normalize("line one\r\nline two\r\n") == "line one\nline two"
 
 
-def test_backspace_deletes_the_previous_character() -> None:
+def test_backspace_moves_left_and_the_next_character_overwrites() -> None:
     assert normalize("yess\b \b") == "yes"
+    assert normalize("abc\b") == "abc"  # as a terminal shows it: backspace does not erase
+    assert normalize("abc\b\bX") == "aXc"
 
 
 def test_trailing_blanks_and_blank_lines_are_trimmed_but_leading_rows_kept() -> None:
