@@ -11,6 +11,7 @@ Exit codes (documented in the README):
 4     the warehouse is locked or unusable
 5     the run ended paused / escalated and needs a human
 6     the agent exited (pane dead) before finishing
+70    an unexpected internal error (a bug: ``SUPERVISOR_DEBUG=1`` shows the traceback)
 130   interrupted (Ctrl-C)
 ====  =====================================================================
 """
@@ -24,6 +25,7 @@ EXIT_ENVIRONMENT = 3
 EXIT_WAREHOUSE = 4
 EXIT_ESCALATED = 5
 EXIT_AGENT_EXITED = 6
+EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 

@@ -11,13 +11,14 @@ the next append starts on a fresh line so the file stays readable.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,6 +26,65 @@ from supervisor.errors import InputError
 from supervisor.ids import new_id
 from supervisor.models import SCHEMA_VERSION, Event, EventKind
 from supervisor.redact import redact_data
+
+MAX_AT = 253_402_300_800.0
+"""Event times are Unix seconds in ``[0, MAX_AT)`` (up to the year 10000): a line whose ``at``
+is out of that range, not finite, or not a number is not an event (the warehouse agrees)."""
+
+
+EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+ENVELOPE_KEYS = frozenset(Event.model_fields)
+NESTED_OBJECTS: dict[str, tuple[tuple[str, bool], ...]] = {
+    "observation": (("observation", False), ("screen", False)),
+    "decision": (("decision", False),),
+    "shadow_decision": (("decision", False),),
+    "action": (("action", False),),
+    "checkpoint": (("checkpoint", True),),
+}
+"""Per event kind, the payload keys that hold a model dumped as an object whenever they are
+present (readers descend into them), and whether ``null`` is allowed (a malformed checkpoint)."""
+
+
+def envelope_problem(obj: object) -> str | None:
+    """Why a parsed journal line is not an event envelope (``None`` when it is one). The
+    warehouse's ingest applies the same rules in SQL, so a line is an event for both or neither."""
+    if not isinstance(obj, dict):
+        return "not a JSON object"
+    for key in ("event_id", "run_id", "kind"):
+        if not isinstance(obj.get(key), str):
+            return f"{key} is not a string"
+    if obj["kind"] not in EVENT_KINDS:
+        return "unknown kind"
+    if not obj.keys() <= ENVELOPE_KEYS:
+        return "unknown envelope key"
+    version = obj.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version < 2**31:
+        return "schema_version is not an integer"
+    seq = obj.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2**31:
+        return "seq is not an integer"
+    at = obj.get("at")
+    if not isinstance(at, int | float) or isinstance(at, bool):
+        return "at is not a number"
+    if not (math.isfinite(at) and 0 <= at < MAX_AT):
+        return "at is out of range"
+    payload = obj.get("payload", {})
+    if not isinstance(payload, dict):
+        return "payload is not an object"
+    for key, nullable in NESTED_OBJECTS.get(obj["kind"], ()):
+        if key in payload and not isinstance(payload[key], dict) and not (nullable and payload[key] is None):
+            return f"payload.{key} is not an object"
+    return None
+
+
+def _lone_surrogate(obj: object) -> bool:
+    """A ``\\ud800``-style escape that is not half of a pair: JSON text that is not UTF-8 (the
+    warehouse refuses it, so readers of the journal skip it too)."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 @dataclass
@@ -42,7 +102,10 @@ class ReadReport:
 
 
 def _encode(event: Event) -> bytes:
-    return (json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    # "replace": a lone surrogate (text decoded with surrogateescape somewhere) becomes "?" instead
+    # of an exception that would lose the event.
+    return (json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+            + "\n").encode("utf-8", "replace")
 
 
 class Journal:
@@ -130,8 +193,14 @@ def iter_events(path: Path, report: ReadReport | None = None, *, start: int = 0)
                 rep.torn_tail = True
                 break
             try:
-                ev = Event.model_validate(json.loads(raw))
-            except (ValueError, ValidationError):
+                obj = json.loads(raw.decode("utf-8", "replace"))  # as the warehouse reads it
+                problem = envelope_problem(obj)
+                if problem is None and b"\\u" in raw and _lone_surrogate(obj):
+                    problem = "lone surrogate escape (not UTF-8 text)"
+                if problem is not None:
+                    raise ValueError(problem)
+                ev = Event.model_validate(obj)
+            except (ValueError, ValidationError, RecursionError):
                 rep.bad_lines.append(lineno)
                 offset += len(raw)
                 rep.end_offset = offset

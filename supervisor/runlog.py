@@ -6,6 +6,7 @@ Used where the warehouse cannot be read (another process holds its lock) and by
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,14 @@ class RunSummary:
         return asdict(self)
 
 
+def _text(value: Any) -> str | None:
+    """A payload field shown as text: strings as they are, anything else (a hostile or damaged
+    journal's number, list or object) as compact JSON, so readers never choke on its type."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
 def summarize_journal(path: Path) -> RunSummary:
     report = ReadReport(Path(path))
     summary = RunSummary(run_id=Path(path).stem, journal_path=str(path))
@@ -52,24 +61,24 @@ def summarize_journal(path: Path) -> RunSummary:
         if ev.kind == "run_started":
             summary.started_at = ev.at
             summary.command = p.get("command")
-            summary.pane_id = p.get("pane_id")
-            summary.agent = p.get("agent") or summary.agent
-            summary.policy_id = p.get("policy_id")
+            summary.pane_id = _text(p.get("pane_id"))
+            summary.agent = _text(p.get("agent")) or summary.agent
+            summary.policy_id = _text(p.get("policy_id"))
         elif ev.kind == "observation":
             obs = p.get("observation", p)
-            summary.state = obs.get("state", summary.state)
+            summary.state = _text(obs.get("state", summary.state))
             if obs.get("agent") and obs.get("agent") != "unknown":
-                summary.agent = obs["agent"]
+                summary.agent = _text(obs["agent"])
         elif ev.kind == "pause":
             summary.paused = True
-            summary.pause_reason = p.get("pause_reason") or p.get("reason")
-            summary.next_action = p.get("next_action")
+            summary.pause_reason = _text(p.get("pause_reason") or p.get("reason"))
+            summary.next_action = _text(p.get("next_action"))
         elif ev.kind == "resume":
             summary.paused = False
             summary.pause_reason = summary.next_action = None
         elif ev.kind == "run_ended":
             summary.ended_at = ev.at
-            summary.outcome = p.get("outcome")
+            summary.outcome = _text(p.get("outcome"))
     summary.torn_tail = report.torn_tail
     return summary
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import logging
 import os
 import queue
 import socket as socketlib
@@ -44,6 +45,8 @@ from supervisor.policy import Policy
 from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
 from supervisor.settings import Settings
 from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen, Surface
+
+logger = logging.getLogger(__name__)
 
 Outcome = Literal["finished", "exited", "stopped", "escalated"]
 """How a run ended: the agent finished (idle confirmed after work); its program exited (or
@@ -645,6 +648,8 @@ class WarehouseFeeder:
         self.syncs = 0
         self.locked = 0
         self.errors: list[str] = []
+        self.skipped_lines: dict[str, int] = {}
+        """Journal -> lines the warehouse skipped as not valid events (reported, never fatal)."""
         try:
             from supervisor.warehouse import try_sync
         except ImportError:  # the warehouse is optional for live supervision
@@ -675,12 +680,17 @@ class WarehouseFeeder:
             result = self._try_sync(self.settings)
         except Exception as exc:  # noqa: BLE001 - the journal has everything; report and go on
             self.errors.append(f"{type(exc).__name__}: {exc}")
+            logger.warning("warehouse sync failed (journals keep every event): %s: %s", type(exc).__name__, exc)
             return
         if result is None:
             self.locked += 1
             self._dirty.set()
         else:
             self.syncs += 1
+            for path, n in result.bad_lines.items():
+                self.skipped_lines[path] = self.skipped_lines.get(path, 0) + n
+                logger.warning("warehouse skipped %d line(s) of %s that are not valid events (%s); "
+                               "`supervisor warehouse stats` lists them", n, path, result.reasons.get(path, "?"))
 
     def stop(self, *, final_sync: bool = True) -> None:
         self._stop.set()

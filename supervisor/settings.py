@@ -88,6 +88,13 @@ class Settings:
         return s
 
     def ensure(self) -> Settings:
-        self.journals_dir.mkdir(parents=True, exist_ok=True)
-        self.warehouse.parent.mkdir(parents=True, exist_ok=True)
+        """Create the home's folders; a home that cannot hold them is a one-line error."""
+        from supervisor.errors import EnvironmentProblem
+
+        for folder in (self.journals_dir, self.warehouse.parent):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise EnvironmentProblem(f"cannot create {folder}: {exc.strerror or exc}",
+                                         "point --home (or SUPERVISOR_HOME) at a writable folder") from exc
         return self

@@ -7,6 +7,8 @@ with the fix and exit with the documented code; see ``supervisor.errors``.
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,8 +17,10 @@ import click
 from rich.console import Console
 
 from supervisor import __version__
-from supervisor.errors import EXIT_INTERRUPTED, EXIT_USAGE, SupervisorError
+from supervisor.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, SupervisorError
 from supervisor.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -42,6 +46,14 @@ class SupervisorGroup(click.Group):
         except (KeyboardInterrupt, click.Abort):
             click.echo("interrupted", err=True)
             code = EXIT_INTERRUPTED
+        except Exception as exc:  # a bug, or data no check foresaw: one line, never a traceback
+            if os.environ.get("SUPERVISOR_DEBUG"):
+                raise
+            logger.debug("unexpected error", exc_info=True)
+            first = (str(exc).splitlines() or [""])[0][:300]
+            click.echo(f"error: unexpected {type(exc).__name__}: {first} (this is a bug: run again with "
+                       "SUPERVISOR_DEBUG=1 for the traceback and report it)", err=True)
+            code = EXIT_INTERNAL
         else:
             code = rv if isinstance(rv, int) else 0
         if not standalone_mode:

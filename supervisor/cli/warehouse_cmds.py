@@ -39,22 +39,31 @@ def sync_cmd(ctx: click.Context, wait_s: float, as_json: bool) -> None:
     for path in report.torn_tails:
         console.print(f"[yellow]torn last line in {path} (an interrupted write; skipped until complete)[/]")
     for path, n in report.bad_lines.items():
-        console.print(f"[yellow]{n} unreadable line(s) in {path} skipped[/]")
+        console.print(f"[yellow]{n} line(s) of {path} are not valid events and were skipped "
+                      f"(first: {report.reasons.get(path, '?')}); `supervisor warehouse stats` lists them[/]")
+    for path, why in report.unreadable.items():
+        console.print(f"[yellow]could not read {path}: {why} (tried again at the next sync)[/]")
 
 
 @warehouse.command("stats")
 @click.option("--json", "as_json", is_flag=True, help="Print counts as JSON.")
 @click.pass_context
 def stats_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Row counts per table and the schema version."""
+    """Row counts per table, the schema version, and journal lines the ingest skipped."""
     s = settings_from(ctx)
     with open_warehouse(s.warehouse, read_only=True) as wh:
         stats = wh.stats()
+        skipped = wh.skipped_lines()
     if as_json:
-        print_json(stats)
+        print_json({**stats, "skipped_lines": [{"journal_path": p, "lines": n, "first_reason": r}
+                                               for p, n, r in skipped]})
         return
     for name, n in stats.items():
         console.print(f"{name:24} {n:>12,}")
+    for path, n, reason in skipped:
+        console.print(f"[yellow]skipped {n} line(s) of {path} that are not valid events (first: {reason})[/]")
+    if skipped:
+        console.print('[yellow]details: supervisor warehouse sql "SELECT * FROM ingest_rejects"[/]')
 
 
 @warehouse.command("sql")

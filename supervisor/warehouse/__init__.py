@@ -172,6 +172,12 @@ class Warehouse:
         out["schema_version"] = int(self.con.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] or 0)
         return out
 
+    def skipped_lines(self) -> list[tuple[str, int, str]]:
+        """Journals with lines the ingest skipped: (journal path, lines skipped, first reason)."""
+        return [(str(p), int(n), str(r)) for p, n, r in self.con.execute(
+            "SELECT journal_path, count(*), arg_min(reason, line_no) FROM ingest_rejects "
+            "GROUP BY journal_path ORDER BY journal_path").fetchall()]
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.con.close()

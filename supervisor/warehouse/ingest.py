@@ -23,12 +23,20 @@ forms are both accepted, so older journals stay readable):
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
+
+from supervisor.journal import ENVELOPE_KEYS, EVENT_KINDS, MAX_AT, NESTED_OBJECTS
+from supervisor.redact import redact
+
+logger = logging.getLogger(__name__)
 
 Connection = Any
 
@@ -44,7 +52,11 @@ class SyncReport:
     torn_tails: list[str] = field(default_factory=list)
     """Journals whose last line was incomplete (left for the next sync)."""
     bad_lines: dict[str, int] = field(default_factory=dict)
-    """Journal -> lines that were not valid events (skipped)."""
+    """Journal -> lines that were not valid events (skipped, recorded in ``ingest_rejects``)."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Journal -> why its first skipped line was skipped (``at is out of range``, ``not JSON``...)."""
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Journal -> the error reading it (permissions...); it is tried again at the next sync."""
     seconds: float = 0.0
 
 
@@ -205,7 +217,8 @@ GROUP BY e.run_id
 
 
 def _read_new_lines(path: Path, offset: int) -> tuple[list[str], int, int, bool]:
-    """Complete lines after ``offset``; returns (lines, first line's byte offset, new offset, torn)."""
+    """Complete lines after ``offset``; returns (lines, offset read from, new offset, torn). The
+    offset read from is 0 when the file shrank (replaced or truncated: read again from the start)."""
     with open(path, "rb") as fh:
         size = fh.seek(0, 2)
         if size < offset:
@@ -222,85 +235,185 @@ def _read_new_lines(path: Path, offset: int) -> tuple[list[str], int, int, bool]
     return lines, offset, offset + len(complete), torn
 
 
-def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
-    """Ingest the new part of each journal file in one transaction."""
-    t0 = time.perf_counter()
-    report = SyncReport(journals=len(journals))
-    state = {
-        row[0]: row[1]
-        for row in con.execute("SELECT journal_path, byte_offset FROM ingest_state").fetchall()
-    }
-    paths: list[str] = []
-    lines: list[str] = []
-    updates: list[tuple[str, int, int, bool]] = []
-    for path in journals:
-        key = str(path)
-        try:
-            new_lines, _start, end, torn = _read_new_lines(path, int(state.get(key, 0)))
-        except FileNotFoundError:
-            continue
-        if torn:
-            report.torn_tails.append(key)
-        if new_lines:
-            paths.extend([key] * len(new_lines))
-            lines.extend(new_lines)
-        updates.append((key, end, len(new_lines), torn))
-    if not updates:
-        report.seconds = time.perf_counter() - t0
-        return report
+_INTEGER = "('UBIGINT', 'BIGINT')"
+_NUMBER = "('UBIGINT', 'BIGINT', 'DOUBLE')"
+_KINDS = "(" + ", ".join(f"'{k}'" for k in EVENT_KINDS) + ")"
+_KEYS = "[" + ", ".join(f"'{k}'" for k in sorted(ENVELOPE_KEYS)) + "]"
+_NESTED_KEYS = sorted({key for keys in NESTED_OBJECTS.values() for key, _ in keys})
+_PATHS = ["event_id", "run_id", "kind", "seq", "at", "payload", "schema_version",
+          *(f"payload.{k}" for k in _NESTED_KEYS)]
+"""Extracted in one pass per line (``f[1]`` = event_id ... in this order)."""
+_F = {name: f"f[{i}]" for i, name in enumerate(_PATHS, start=1)}
+_OBJECT, _OBJECT_OR_NULL = "('OBJECT')", "('OBJECT', 'NULL')"
+_NESTED = "".join(
+    f"     WHEN {_F['kind']}->>'$' = '{kind}' AND json_type({_F['payload.' + key]}) NOT IN "
+    f"{_OBJECT_OR_NULL if nullable else _OBJECT} THEN 'payload.{key} is not an object'\n"
+    for kind, keys in NESTED_OBJECTS.items() for key, nullable in keys)
 
-    stage = pl.DataFrame({"journal_path": paths, "line": lines}, schema={"journal_path": pl.Utf8, "line": pl.Utf8})
+# Why a line is not an event, or NULL: the rules of supervisor.journal.envelope_problem, in SQL.
+_PROBLEM = f"""
+CASE WHEN j IS NULL THEN 'not JSON'
+     WHEN json_type(j) <> 'OBJECT' THEN 'not a JSON object'
+     WHEN json_type({_F['event_id']}) IS DISTINCT FROM 'VARCHAR' THEN 'event_id is not a string'
+     WHEN json_type({_F['run_id']}) IS DISTINCT FROM 'VARCHAR' THEN 'run_id is not a string'
+     WHEN json_type({_F['kind']}) IS DISTINCT FROM 'VARCHAR' THEN 'kind is not a string'
+     WHEN {_F['kind']}->>'$' NOT IN {_KINDS} THEN 'unknown kind'
+     WHEN NOT list_has_all({_KEYS}, json_keys(j)) THEN 'unknown envelope key'
+     WHEN {_F['schema_version']} IS NOT NULL AND (json_type({_F['schema_version']}) NOT IN {_INTEGER}
+          OR coalesce(TRY_CAST({_F['schema_version']}->>'$' AS INTEGER) < 0, true))
+          THEN 'schema_version is not an integer'
+     WHEN coalesce(json_type({_F['seq']}) NOT IN {_INTEGER} OR TRY_CAST({_F['seq']}->>'$' AS INTEGER) < 0, true)
+          OR TRY_CAST({_F['seq']}->>'$' AS INTEGER) IS NULL THEN 'seq is not an integer'
+     WHEN coalesce(json_type({_F['at']}) NOT IN {_NUMBER}, true) THEN 'at is not a number'
+     WHEN NOT coalesce(isfinite(at_s) AND at_s >= 0 AND at_s < {MAX_AT!r}, false) THEN 'at is out of range'
+     WHEN json_type({_F['payload']}) <> 'OBJECT' THEN 'payload is not an object'
+{_NESTED}END"""
+
+_CANDIDATES = f"""
+CREATE OR REPLACE TEMP TABLE candidate AS
+SELECT journal_path, line_no, problem, line,
+       CASE WHEN problem IS NULL THEN {_F['event_id']}->>'$' END AS event_id,
+       {_F['run_id']}->>'$' AS run_id, TRY_CAST({_F['seq']}->>'$' AS INTEGER) AS seq, {_F['kind']}->>'$' AS kind,
+       CASE WHEN problem IS NULL THEN make_timestamp(TRY_CAST(round(at_s * 1000000) AS BIGINT)) END AS occurred_at,
+       {_F['payload']} AS payload,
+       coalesce(TRY_CAST({_F['schema_version']}->>'$' AS INTEGER), 1) AS schema_version
+FROM (SELECT *, {_PROBLEM} AS problem
+      FROM (SELECT *, TRY_CAST({_F['at']}->>'$' AS DOUBLE) AS at_s
+            FROM (SELECT *, json_extract(j, {[f"$.{p}" for p in _PATHS]!r}) AS f
+                  FROM (SELECT journal_path, line_no, line, CASE WHEN json_valid(line) THEN line::JSON END AS j
+                        FROM stage_lines WHERE length(trim(line)) > 0))))
+"""
+
+
+@dataclass
+class _Loaded:
+    new_events: int = 0
+    rejects: list[tuple[str, int, str, str]] = field(default_factory=list)
+    """(journal path, line number, reason, excerpt)."""
+
+
+def _load(con: Connection, stage: pl.DataFrame) -> _Loaded:
+    """Validate and insert one batch of lines in one transaction (rolled back if DuckDB raises)."""
+    out = _Loaded()
     con.execute("BEGIN TRANSACTION")
     try:
         con.register("stage_lines", stage)
-        con.execute(
-            """
-            CREATE OR REPLACE TEMP TABLE candidate AS
-            SELECT journal_path, j IS NULL AS invalid,
-                   j->>'$.event_id' AS event_id, j->>'$.run_id' AS run_id,
-                   TRY_CAST(j->>'$.seq' AS INTEGER) AS seq, j->>'$.kind' AS kind,
-                   make_timestamp(CAST(TRY_CAST(j->>'$.at' AS DOUBLE) * 1000000 AS BIGINT)) AS occurred_at,
-                   j->'$.payload' AS payload,
-                   coalesce(TRY_CAST(j->>'$.schema_version' AS INTEGER), 1) AS schema_version
-            FROM (SELECT journal_path, CASE WHEN json_valid(line) THEN line::JSON END AS j
-                  FROM stage_lines WHERE length(trim(line)) > 0)
-            """
-        )
-        bad = con.execute(
-            """
-            SELECT journal_path, count(*) FROM candidate
-            WHERE invalid OR event_id IS NULL OR run_id IS NULL OR kind IS NULL OR seq IS NULL
-               OR occurred_at IS NULL
-            GROUP BY journal_path
-            """
-        ).fetchall()
-        report.bad_lines = {p: int(n) for p, n in bad}
+        con.execute(_CANDIDATES)
+        out.rejects = [(p, int(n), r, x) for p, n, r, x in con.execute(
+            "SELECT journal_path, line_no, problem, left(line, 200) FROM candidate WHERE problem IS NOT NULL"
+        ).fetchall()]
         con.execute(
             """
             CREATE OR REPLACE TEMP TABLE new_events AS
             SELECT DISTINCT ON (c.event_id) c.event_id, c.run_id, c.seq, c.kind, c.occurred_at, c.payload, c.schema_version
             FROM candidate c
-            WHERE c.event_id IS NOT NULL AND c.run_id IS NOT NULL AND c.kind IS NOT NULL
-              AND c.seq IS NOT NULL AND c.occurred_at IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = c.event_id)
+            WHERE c.problem IS NULL AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = c.event_id)
             """
         )
-        report.new_events = con.execute("SELECT count(*) FROM new_events").fetchall()[0][0]
-        if report.new_events:
+        out.new_events = con.execute("SELECT count(*) FROM new_events").fetchall()[0][0]
+        if out.new_events:
             con.execute(
                 "INSERT INTO events SELECT event_id, run_id, seq, kind, occurred_at, payload, schema_version FROM new_events"
             )
             for sql in _TYPED:
                 con.execute(sql)
             con.execute(_RUNS_UPSERT)
-        known = {row[0]: row[1] for row in con.execute("SELECT journal_path, events FROM ingest_state").fetchall()}
-        rows = [[key, end, int(known.get(key) or 0) + nlines, torn, report.bad_lines.get(key, 0)]
-                for key, end, nlines, torn in updates if nlines or torn or key not in known]
-        if rows:
-            con.executemany("INSERT OR REPLACE INTO ingest_state VALUES (?, NULL, ?, ?, ?, ?, current_timestamp)",
-                            rows)
         con.execute("DROP TABLE IF EXISTS candidate; DROP TABLE IF EXISTS new_events")
         con.unregister("stage_lines")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        with contextlib.suppress(Exception):
+            con.unregister("stage_lines")
+        raise
+    return out
+
+
+_DATA_ERRORS = (duckdb.DataError, duckdb.IntegrityError, duckdb.InvalidInputException)
+"""What a line's values can cause (a failed conversion, a constraint). Anything else (a full
+disk, a damaged file, a bug in this module) is not a bad line: it propagates and no offset moves."""
+
+
+def _load_isolating(con: Connection, stage: pl.DataFrame) -> _Loaded:
+    """:func:`_load`, and when a line's data makes DuckDB reject the batch, the two halves apart,
+    down to the single lines that fail: those are rejected with DuckDB's reason and everything
+    else is ingested."""
+    try:
+        return _load(con, stage)
+    except _DATA_ERRORS as exc:
+        if stage.height <= 1:
+            row = stage.row(0, named=True) if stage.height else None
+            if row is None:
+                return _Loaded()
+            reason = "ingest failed: " + str(exc).splitlines()[0][:300]
+            logger.warning("journal %s line %s: %s", row["journal_path"], row["line_no"], reason)
+            return _Loaded(rejects=[(row["journal_path"], int(row["line_no"]), reason, row["line"][:200])])
+    half = stage.height // 2
+    first = _load_isolating(con, stage.slice(0, half))
+    second = _load_isolating(con, stage.slice(half))
+    return _Loaded(first.new_events + second.new_events, first.rejects + second.rejects)
+
+
+def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
+    """Ingest the new part of each journal file. Lines that are not events (bad JSON, hostile
+    values such as ``"at": 1e300``) are skipped, recorded in ``ingest_rejects`` and reported;
+    the rest is ingested, so one bad line never stops the warehouse for every run."""
+    t0 = time.perf_counter()
+    report = SyncReport(journals=len(journals))
+    state = {
+        row[0]: (int(row[1]), int(row[2]))
+        for row in con.execute("SELECT journal_path, byte_offset, events FROM ingest_state").fetchall()
+    }
+    paths: list[str] = []
+    numbers: list[int] = []
+    lines: list[str] = []
+    updates: list[tuple[str, int, int, bool, bool]] = []
+    for path in journals:
+        key = str(path)
+        offset, seen = state.get(key, (0, 0))
+        try:
+            new_lines, start, end, torn = _read_new_lines(path, offset)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            report.unreadable[key] = str(exc)
+            continue
+        restarted = start == 0 and offset > 0
+        if restarted:
+            seen = 0
+        if torn:
+            report.torn_tails.append(key)
+        if new_lines:
+            paths.extend([key] * len(new_lines))
+            numbers.extend(range(seen + 1, seen + len(new_lines) + 1))
+            lines.extend(new_lines)
+        updates.append((key, end, seen + len(new_lines), torn, restarted))
+    if not updates:
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    stage = pl.DataFrame({"journal_path": paths, "line_no": numbers, "line": lines},
+                         schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "line": pl.Utf8})
+    loaded = _load_isolating(con, stage)
+    report.new_events = loaded.new_events
+    for path, _n, reason, _x in loaded.rejects:
+        report.bad_lines[path] = report.bad_lines.get(path, 0) + 1
+        report.reasons.setdefault(path, reason)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for key, _end, _lines, _torn, restarted in updates:
+            if restarted:
+                con.execute("DELETE FROM ingest_rejects WHERE journal_path = ?", [key])
+        if loaded.rejects:
+            con.executemany("INSERT OR REPLACE INTO ingest_rejects VALUES (?, ?, ?, ?, current_timestamp)",
+                            [(p, n, r, redact(x)) for p, n, r, x in loaded.rejects])
+        rows = [(key, end, lines_seen, torn, key)
+                for key, end, lines_seen, torn, restarted in updates
+                if restarted or torn or key not in state or lines_seen != state[key][1]]
+        if rows:
+            con.executemany(
+                "INSERT OR REPLACE INTO ingest_state VALUES (?, NULL, ?, ?, ?, "
+                "(SELECT count(*) FROM ingest_rejects WHERE journal_path = ?), current_timestamp)", rows)
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

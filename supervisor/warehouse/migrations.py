@@ -570,11 +570,29 @@ def m_friction_time(con: Connection) -> None:
     )
 
 
+def m_ingest_rejects(con: Connection) -> None:
+    """Journal lines the ingest skipped (not an event, hostile values) and why, so one bad line
+    is reported instead of stopping the warehouse for every run."""
+    con.execute(
+        """
+        CREATE TABLE ingest_rejects (
+            journal_path VARCHAR NOT NULL,
+            line_no BIGINT NOT NULL,
+            reason VARCHAR NOT NULL,
+            excerpt VARCHAR,
+            rejected_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (journal_path, line_no)
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m0001_core_tables,
     m0002_views,
     m_eval_tables,
     m_friction_time,
+    m_ingest_rejects,
 ]
 """Applied in this order; the position (1-based) is the version recorded."""
 
