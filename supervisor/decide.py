@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 
 from supervisor.classify import blocker_signature, compiled_rules
 from supervisor.models import Blocker, Decision, DecisionKind, Observation, Prompt, PromptOption, RunState
+from supervisor.redact import clip
 
 if TYPE_CHECKING:
     from supervisor.policy import AnswerRule, Policy
@@ -102,7 +103,7 @@ def _blocker_next_action(blocker: Blocker, run_state: RunState) -> str:
 def _prompt_next_action(prompt: Prompt) -> str:
     q = prompt.question.strip() or "the prompt"
     if len(q) > 80:
-        q = q[:77] + "..."
+        q = clip(q, 77) + "..."
     return f"answer \"{q}\" in the pane yourself (tmux attach); supervision resumes once the prompt is gone"
 
 
@@ -243,7 +244,7 @@ def _decide_prompt(obs: Observation, rs: RunState, policy: Policy, pid: str) -> 
     rule = next((r for r in answers.rules if _rule_matches(r, obs, prompt)), None)
     if prompt.risk.level == "dangerous" and not (rule is not None and (rule.allow_dangerous or rule.then == "decline")):
         what = ", ".join(prompt.risk.matched) or "dangerous"
-        subject = (prompt.risk.subject or "")[:200]
+        subject = clip(prompt.risk.subject or "", 200)
         return _escalate(obs, pid, prompt, f"approving would be dangerous ({what}): {subject}".strip(), "danger")
     if rule is None:
         return _escalate(obs, pid, prompt, "no answer rule matches this prompt", "no-rule")

@@ -42,6 +42,7 @@ from supervisor.ids import new_id
 from supervisor.journal import Journal
 from supervisor.models import Action, Decision, Event, Friction, FrictionKind, Observation, RunState, Screen
 from supervisor.policy import Policy
+from supervisor.redact import clip
 from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
 from supervisor.settings import Settings
 from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen, Surface
@@ -413,7 +414,7 @@ class PaneRunner:
             # (on a loaded machine) the next full observation comes after our keys.
             ours = self._answered_sigs.get(prev.prompt.signature, -1.0) >= self._last_full_obs_at
             if gone and not ours and obs.state != "exited":
-                what = f"prompt answered without us: {prev.prompt.question[:80]!r}"
+                what = f"prompt answered without us: {clip(prev.prompt.question, 80)!r}"
         elif prev.state == "idle" and obs.state == "idle" and _input_changed(prev_screen, screen):
             what = "typing in the agent's input box"
         if what is None:
@@ -446,7 +447,7 @@ class PaneRunner:
                 self._gone_since_answer.add(s)
         if sig is not None and sig in self._gone_since_answer and sig in self._answered_sigs:
             self._friction("repeated_prompt", f"the prompt came back after we answered it: "
-                           f"{obs.prompt.question[:80]!r}" if obs.prompt else "")
+                           f"{clip(obs.prompt.question, 80)!r}" if obs.prompt else "")
             self._gone_since_answer.discard(sig)
 
     def _check_pending(self, now: float, obs: Observation | None, shash: str, *, probe: bool = False) -> None:

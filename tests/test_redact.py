@@ -97,3 +97,93 @@ def test_redact_data_walks_nested_payloads() -> None:
 def test_redaction_is_idempotent() -> None:
     once = redact(SAMPLES["bearer"] + " " + SAMPLES["url_password"])
     assert redact(once) == once
+
+
+# -- issue 15: 35 formats, rows split by the pane or the agent, key bodies without a header -------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from supervisor.redact import clip  # noqa: E402
+from tests.reliability.secret_formats import key_body, leaks, samples  # noqa: E402
+
+FORMATS = samples()
+
+
+def test_at_least_thirty_formats() -> None:
+    assert len(FORMATS) >= 30 and len({s.name for s in FORMATS}) == len(FORMATS)
+
+
+@pytest.mark.parametrize("sample", FORMATS, ids=lambda s: s.name)
+@pytest.mark.parametrize("width", [None, 20, 33, 60])
+def test_each_format_is_redacted_whole_and_wrapped_by_the_pane(sample, width) -> None:
+    if width is None:
+        out = redact(sample.line)
+    else:  # tmux wrapped the line at the pane's width (capture-pane without -J)
+        text = "\n".join(sample.line[i:i + width] for i in range(0, len(sample.line), width))
+        out = redact(text + "\nnext line", width=width)
+        if len(text.rsplit("\n", 1)[-1]) < width:  # a full last row may be wrapped into "next": ambiguous
+            assert out.endswith("\nnext line")  # the line after it is left alone
+    assert leaks(out.replace("\n", ""), sample.secret) == [], out
+
+
+@pytest.mark.parametrize("sample", FORMATS, ids=lambda s: s.name)
+def test_each_format_is_redacted_when_the_agent_wraps_it_in_a_box(sample) -> None:
+    pieces = [sample.line[i:i + 30].strip() for i in range(0, len(sample.line), 30)]
+    text = "\n".join(f"  │ {p:<30} │" for p in pieces) + "\n  │ done                           │"
+    out = redact(text)
+    assert leaks(out, sample.secret) == [], out
+    assert "│ done" in out
+
+
+def test_a_key_body_whose_begin_line_scrolled_away_is_redacted() -> None:
+    _begin, end, body = key_body()
+    out = redact("\n".join(["$ cat id_rsa", *body[25:], end, "$ "]))
+    assert not any(row in out for row in body) and out.count("[REDACTED:private_key_body]") == len(body) - 25
+    assert out.startswith("$ cat id_rsa") and end in out
+    # Without the END line too (the middle of a key): two or more base64-only rows.
+    assert not any(row in redact("\n".join(body[5:9])) for row in body)
+    # Prose, hashes and paths are not key bodies.
+    plain = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\nsrc/supervisor/redact.py"
+    assert redact(plain) == plain
+
+
+def test_a_secret_split_over_rows_is_masked_in_every_string_of_the_event() -> None:
+    key = FORMATS[0].line
+    screen = {"text": key[:40] + "\n" + key[40:80] + "\n" + key[80:], "width": 40}
+    out = redact_data({"screen": screen, "evidence": ["row 2: " + key[40:80]], "question": key[80:]})
+    assert leaks(json_dumps(out), FORMATS[0].secret) == []
+
+
+def test_clip_redacts_before_it_cuts() -> None:
+    gh = next(s for s in FORMATS if s.name == "github_token")
+    line = "x" * (200 - len("git push with ghp_") - 14) + gh.line  # 14 characters of the token before 200
+    assert leaks(line[:200], gh.secret)  # cutting first leaves a fragment no rule knows
+    assert leaks(clip(line, 200), gh.secret) == []
+    assert leaks(clip(FORMATS[0].line + "y" * 300, 120, keep="tail"), FORMATS[0].secret) == []
+
+
+def json_dumps(value: object) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+_WORDS = st.lists(st.sampled_from(["the", "agent", "ran", "tests", "│", "  ", "ok", "=", ":", "src/x.py", "42",
+                                   "Allow?", "❯", "\n"]), max_size=30).map(" ".join)
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(_WORDS, st.sampled_from(FORMATS), _WORDS, st.integers(12, 120), st.booleans())
+def test_fuzz_a_planted_secret_never_survives(before: str, sample, after: str, width: int, wrap: bool) -> None:
+    text = f"{before} {sample.line} {after}"
+    if wrap:
+        rows = [r[i:i + width] for r in text.split("\n") for i in range(0, max(len(r), 1), width)]
+        out = redact("\n".join(rows), width=width)
+        flat = out.replace("\n", "")
+    else:
+        out = redact(text)
+        flat = out
+    assert leaks(flat, sample.secret) == [], out
+    assert redact(out, width=width) == out or wrap  # stable once redacted (on one row)

@@ -33,6 +33,7 @@ from supervisor.errors import (
 )
 from supervisor.models import Event
 from supervisor.policy import Policy, baseline_policy, load_policy
+from supervisor.redact import redact
 from supervisor.runner import PaneRunner, RunConfig, Supervisor
 from supervisor.settings import Settings
 
@@ -174,7 +175,7 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
     pane = surface.new_session(name, list(command), width=width, height=height, cwd=os.getcwd())
     if detach:
         log = _detach(settings, pane.pane_id, policy_path, shadows, poll, exit_on_finish, spec_path)
-        console.print(f"started {shlex.join(command)} in tmux session {name} pane {pane.pane_id}; supervising in "
+        console.print(f"started {redact(shlex.join(command))} in tmux session {name} pane {pane.pane_id}; supervising in "
                       f"the background (log {log}); `supervisor status` shows it; "
                       f"watch it: {_tmux(settings)} attach -t {name}")
         ctx.exit(EXIT_OK)
@@ -182,7 +183,7 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
                           socket=settings.tmux_socket)
     _printer(sup, quiet=True)
     runner = sup.add_pane(pane, command=list(command))
-    console.print(f"supervising [bold]{shlex.join(command)}[/] in tmux session {name} pane {pane.pane_id} "
+    console.print(f"supervising [bold]{redact(shlex.join(command))}[/] in tmux session {name} pane {pane.pane_id} "
                   f"(run {runner.run_id}); watch it: {_tmux(settings)} attach -t {name}")
     interrupted = _supervise(sup)
     if runner.outcome in ("finished", "escalated", "stopped"):

@@ -34,6 +34,7 @@ from typing import Any
 from supervisor.ids import new_id
 from supervisor.journal import Journal
 from supervisor.policy import Policy
+from supervisor.redact import clip
 from supervisor.workflow import handoff as handoff_mod
 from supervisor.workflow.checkpoint import CheckpointEvent, CheckpointSource, CheckpointTracker, find_blocks
 from supervisor.workflow.gate import (
@@ -361,7 +362,7 @@ class WorkflowController:
         if state == "delivered":
             self._unconfirmed[h.action_id] = (h, time.monotonic() + self.confirm_timeout_s)
         if state == "failed":
-            self._notify("escalation", "could not deliver an instruction to the agent", text[:200],
+            self._notify("escalation", "could not deliver an instruction to the agent", clip(text, 200),
                          f"paste it yourself, then `supervisor runs resume {self.run_id}`")
 
     def _pause(self, d: WorkflowDecision) -> None:
@@ -374,7 +375,7 @@ class WorkflowController:
 
     def _notify(self, kind: str, title: str, body: str, next_action: str | None) -> None:
         self.hub.notify(Notification(run_id=self.run_id, pane_id=self.pane_id, kind=kind,  # type: ignore[arg-type]
-                                     title=title[:200], body=body, next_action=next_action))
+                                     title=clip(title, 200), body=body, next_action=next_action))
 
     def _verifier(self, vid: str) -> Any:
         v = self.spec.verifier(vid)

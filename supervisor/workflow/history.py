@@ -22,6 +22,7 @@ from supervisor.errors import InputError, WarehouseError
 from supervisor.journal import iter_events
 from supervisor.models import Event, RunState
 from supervisor.policy import Policy
+from supervisor.redact import clip
 from supervisor.workflow.checkpoint import CheckpointEvent
 from supervisor.workflow.gate import decide_after_review, decide_checkpoint
 from supervisor.workflow.spec import WorkflowSpec, load_spec
@@ -384,7 +385,7 @@ def postmortem_markdown(events: list[Event], run_id: str, source: str = "journal
             p = e.payload
             out += [f"### {p.get('verifier')} (step {p.get('node')})", "", f"{p.get('detail', '')}", ""]
             if p.get("output"):
-                out += ["```", str(p["output"])[-3000:].rstrip(), "```", ""]
+                out += ["```", clip(str(p["output"]), 3000, keep="tail").rstrip(), "```", ""]
     out += ["## Where time and attention went", ""]
     out.append(f"- pauses: {len(s.pauses)}" + (f" (last: {s.pauses[-1]['reason']})" if s.pauses else ""))
     out.append(f"- instructions handed to the agent: {s.handoffs}")
