@@ -113,6 +113,8 @@ class PaneRunner:
         self.socket = socket
         self.run_id = run_id or new_id("run_")
         self.journal = Journal(settings.journal_path(self.run_id), self.run_id)
+        self._offpane: Any = None
+        """The NotificationHub for escalations, made at the first one (its webhook has a thread)."""
         self._on_change = on_change
         now = _now()
         self.state = RunState(run_id=self.run_id, now=now, started_at=now, last_output_at=now)
@@ -175,6 +177,8 @@ class PaneRunner:
             return
         self.outcome = outcome
         self.exit_code = exit_code
+        if self._offpane is not None:  # bounded: a dead webhook delays the end by close_timeout_s at most
+            self._offpane.close()
         self._append("run_ended", {"outcome": outcome, "exit_code": exit_code, "pane_id": self.pane_id,
                                    "reason": reason, "paused": self.state.paused,
                                    "pause_reason": self.state.pause_reason,
@@ -510,6 +514,7 @@ class PaneRunner:
                                    "blocker": obs.blocker.model_dump(mode="json") if obs.blocker else None,
                                    "signature": decision.signature, "decision_id": decision.decision_id})
             self._friction("escalation", decision.reason + danger)
+            self._notify_offpane(f"paused: {decision.reason}{danger}", next_action)
             if self.policy.pause.display_message:
                 msg = f"supervisor paused {self.pane_id}: {decision.reason}{danger} | next: {next_action}"
                 try:
@@ -542,6 +547,18 @@ class PaneRunner:
                                       "body": f"{self.pane_id} exited: {decision.reason} | next: {next_action}",
                                       "pane_id": self.pane_id})
         self._end_extra = {"blocker": blocker, "next_action": next_action, "rule": decision.rule}
+        self._notify_offpane(f"exited blocked: {decision.reason}", next_action)
+
+    def _notify_offpane(self, title: str, next_action: str) -> None:
+        """Escalations of every run (not only workflows) reach the JSONL file and the webhook;
+        each channel's outcome is journaled as a ``notification`` (the webhook's when known)."""
+        from supervisor.workflow.notify import Notification, NotificationHub, offpane_channels
+
+        if self._offpane is None:
+            self._offpane = NotificationHub(offpane_channels(self.settings),
+                                            record=lambda payload: self._append("notification", payload))
+        self._offpane.notify(Notification(run_id=self.run_id, pane_id=self.pane_id, kind="escalation",
+                                          title=clip(title, 200), body=title, next_action=next_action))
 
     def _send(self, decision: Decision, keys: list[str], *, text: str | None = None,
               kind: Literal["send_keys", "exit_agent"] = "send_keys") -> None:

@@ -88,18 +88,18 @@ def note(i: int) -> Notification:
 def test_signature_window_and_nonce_replay() -> None:
     body = b'{"x":1}'
     now = 1_700_000_000.0
-    h = signed_headers(SECRET, body, now=now, nonce="n1")
+    h = signed_headers(SECRET, body, now=now, nonce="nonce-0001")
     seen: set[str] = set()
     assert verify_webhook(h, body, SECRET, now + 10, seen)
     with pytest.raises(WebhookRejected, match="nonce already used"):
         verify_webhook(h, body, SECRET, now + 10, seen)
-    h2 = signed_headers(SECRET, body, now=now, nonce="n2")
+    h2 = signed_headers(SECRET, body, now=now, nonce="nonce-0002")
     with pytest.raises(WebhookRejected, match="window"):
         verify_webhook(h2, body, SECRET, now + 301, seen)
     with pytest.raises(WebhookRejected, match="window"):
         verify_webhook(h2, body, SECRET, now - 301, seen)
     assert verify_webhook(h2, body, SECRET, now + 299, seen)
-    h3 = signed_headers(SECRET, body, now=now, nonce="n3")
+    h3 = signed_headers(SECRET, body, now=now, nonce="nonce-0003")
     with pytest.raises(WebhookRejected, match="bad signature"):
         verify_webhook(h3, b'{"x":2}', SECRET, now, seen)
     with pytest.raises(WebhookRejected, match="bad signature"):
@@ -108,9 +108,9 @@ def test_signature_window_and_nonce_replay() -> None:
     with pytest.raises(WebhookRejected, match="bad signature"):
         verify_webhook(tampered, body, SECRET, now, seen)
     with pytest.raises(WebhookRejected, match="missing"):
-        verify_webhook({HEADER_TS: "1", HEADER_NONCE: "x"}, body, SECRET, now, seen)
+        verify_webhook({HEADER_TS: "1", HEADER_NONCE: "nonce-0005"}, body, SECRET, now, seen)
     # headers are matched case-insensitively, as HTTP servers deliver them
-    h4 = {k.lower(): v for k, v in signed_headers(SECRET, body, now=now, nonce="n4").items()}
+    h4 = {k.lower(): v for k, v in signed_headers(SECRET, body, now=now, nonce="nonce-0004").items()}
     assert verify_webhook(h4, body, SECRET, now, seen)
 
 
@@ -152,9 +152,9 @@ def test_retries_with_backoff_on_500() -> None:
         waits.append(s)
         time.sleep(s)
 
-    results: list[bool] = []
+    results: list[str] = []
     wh = WebhookNotifier(r.url, SECRET, batch_window_s=0.05, backoff_s=[0.1, 0.2, 0.4], sleep=sleep,
-                         on_result=lambda batch, ok, why: results.append(ok))
+                         on_result=lambda batch, status, why: results.append(status))
     try:
         wh.send(note(1))
         assert wh.flush(20)
@@ -162,7 +162,7 @@ def test_retries_with_backoff_on_500() -> None:
         wh.close()
         r.close()
     assert [a[1] for a in wh.attempts] == [500, 500, 200]
-    assert waits == [0.1, 0.2] and results == [True]
+    assert waits == [0.1, 0.2] and results == ["delivered"]
     nonces = {req["headers"].get(HEADER_NONCE) for req in r.requests}
     assert len(nonces) == 3, "each attempt is signed afresh"
     assert len(r.accepted) == 1
@@ -170,16 +170,16 @@ def test_retries_with_backoff_on_500() -> None:
 
 def test_gives_up_after_backoff_and_never_raises() -> None:
     r = Receiver(fail_first=100)
-    results: list[tuple[bool, str]] = []
+    results: list[tuple[str, str]] = []
     wh = WebhookNotifier(r.url, SECRET, batch_window_s=0.05, backoff_s=[0.05, 0.05],
-                         on_result=lambda batch, ok, why: results.append((ok, why)))
+                         on_result=lambda batch, status, why: results.append((status, why)))
     try:
         wh.send(note(1))
         assert wh.flush(20)
     finally:
         wh.close()
         r.close()
-    assert results == [(False, "HTTP 500")] and len(wh.attempts) == 3
+    assert results == [("failed", "HTTP 500")] and len(wh.attempts) == 3
 
 
 def test_jsonl_and_hub_record(tmp_path: Path) -> None:
