@@ -46,6 +46,7 @@ bench: $(STAMP) tmux
 	$(BIN)/python bench/workflow.py
 	$(BIN)/python bench/judge.py
 	$(BIN)/python bench/screens.py
+	$(BIN)/python bench/reliability.py
 
 # The notebooks, `supervisor report` and `make lab` need the `analysis` extra (matplotlib) and Jupyter.
 NB_STAMP := $(VENV)/.installed-notebooks

@@ -1,0 +1,142 @@
+"""SIGKILL the supervisor at random instants during a scripted run, restart it, and account for
+what happened: the harness behind ``test_kills.py`` (in ``make test``) and ``bench/reliability.py``.
+
+One run: the scripted checkpoint agent works through the 3-step plan in a real tmux pane (write,
+a failing check that needs a retry, the fix, docs) while a real supervisor process follows it.
+The supervisor is killed at a random instant (most of the time a random delay after it journaled
+its first event, the rest while it is still starting up), ``kills`` times, each time restarted on
+the same run id; then one last supervisor sees the run to its review and the end. Afterwards:
+
+- lost: events journaled before a kill that are no longer in the journal (the journal is
+  append-only: every earlier journal is a prefix of the final one);
+- missing: journaled events absent from the warehouse after a sync;
+- duplicates: instructions the agent received twice, checkpoints processed twice;
+- resumes: restarts that journaled ``supervision_resumed`` (the run continued with its state),
+  against ``restarts``: starts that found the run's journal already there and lived long enough
+  to journal anything (one killed while still importing did nothing to resume);
+- leaks: supervisor processes of the run still alive at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from supervisor.settings import Settings
+from supervisor.warehouse import open_warehouse, sync
+from tests.conftest import run_cli
+from tests.helpers import retry_until
+from tests.workflow.e2e_helpers import journal_events, kinds, script3, start_agent
+from tests.workflow.test_e2e_workflow import env_for, held_for_review, policy_file, start_supervisor
+
+
+@dataclass
+class KillReport:
+    run_id: str
+    kills: int = 0
+    events: int = 0
+    lost: int = 0
+    missing: int = 0
+    duplicates: int = 0
+    resumes: int = 0
+    restarts: int = 0
+    leaks: int = 0
+    outcome: str | None = None
+    instructions: int = 0
+    checkpoints: int = 0
+    kill_delays: list[float] = field(default_factory=list)
+
+    def ok(self) -> bool:
+        return (self.lost == 0 and self.missing == 0 and self.duplicates == 0 and self.leaks == 0
+                and self.outcome == "finished" and self.resumes == self.restarts)
+
+
+def _alive_supervisors(run_id: str) -> list[psutil.Process]:
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = p.info.get("cmdline") or []
+        if "--run-id" in cmd and run_id in cmd:
+            out.append(p)
+    return out
+
+
+def kill_run(tmp: Path, socket: str, home: Path, *, run_id: str, kills: int, rng: random.Random,
+             max_delay_s: float = 3.0, work_s: float = 0.6) -> KillReport:
+    """One run with ``kills`` SIGKILLs of its supervisor at random instants; see the module doc."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    report = KillReport(run_id)
+    agent = start_agent(tmp, socket, script3(work_s=work_s), name=run_id[-12:])
+    env = env_for(home, socket)
+    pol = policy_file(tmp)
+    log = tmp / "supervisor.log"
+    snapshots: list[list[str]] = []
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        for _ in range(kills):
+            before = len(journal_events(home, run_id))
+            proc = start_supervisor(agent.pane_id, agent.spec_path, run_id, env, pol, log)
+            if rng.random() < 0.8:
+                # Most kills land while it works: once it journaled something (however long a
+                # busy machine takes to start it), then a random instant later.
+                retry_until(lambda: proc.poll() is not None or len(journal_events(home, run_id)) > before, 120,  # noqa: B023
+                            message="the restarted supervisor to journal something")
+                delay = rng.uniform(0.0, max_delay_s)
+            else:
+                delay = rng.uniform(0.0, 1.0)  # the rest while it is still starting up
+            report.kill_delays.append(round(delay, 3))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=delay)  # the random instant (returns early if it ended by itself)
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+                report.kills += 1
+            proc.wait(30)
+            snapshots.append([e.event_id for e in journal_events(home, run_id)])
+        proc = start_supervisor(agent.pane_id, agent.spec_path, run_id, env, pol, log)
+        retry_until(lambda: held_for_review(home, run_id), 300,
+                    message=lambda: log.read_text()[-3000:] if log.exists() else "no log")
+        r = run_cli("runs", "review", run_id, "--by", "human", env=env)
+        if r.returncode != 0:
+            raise AssertionError(f"review failed: {r.stderr}")
+        proc.wait(120)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    evs = journal_events(home, run_id)
+    ids = [e.event_id for e in evs]
+    report.events = len(ids)
+    report.lost = sum(1 for snap in snapshots for i, eid in enumerate(snap) if i >= len(ids) or ids[i] != eid)
+    settings = Settings(home=home).ensure()
+    sync(settings, wait_s=30)
+    with open_warehouse(settings.warehouse, read_only=True, wait_s=30) as wh:
+        stored = set(wh.sql("SELECT event_id FROM events WHERE run_id = ?", [run_id])["event_id"].to_list())
+    report.missing = len(set(ids) - stored)
+    markers = Counter(r["marker"] for r in agent.records("instruction"))
+    checkpoints = Counter(c["checkpoint_key"] for c in kinds(evs, "checkpoint"))
+    report.duplicates = sum(n - 1 for c in (markers, checkpoints) for n in c.values())
+    report.instructions = len(markers)
+    report.checkpoints = len(checkpoints)
+    # Each supervisor's own events: what it added between the journal it found and the one it left.
+    kinds_by_id = {e.event_id: (e.kind, e.payload.get("type")) for e in evs}
+    bounds = [[], *snapshots, ids]
+    for before, after in zip(bounds, bounds[1:], strict=False):
+        added = after[len(before):]
+        if before and added:
+            report.restarts += 1
+            report.resumes += any(kinds_by_id.get(eid) == ("note", "supervision_resumed") for eid in added)
+    ended = kinds(evs, "run_ended")
+    report.outcome = ended[-1].get("outcome") if ended else None
+    deadline = time.monotonic() + 10
+    while _alive_supervisors(run_id) and time.monotonic() < deadline:
+        time.sleep(0.1)  # a killed process's exit is asynchronous: give the kernel a moment
+    report.leaks = len(_alive_supervisors(run_id))
+    return report
