@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,12 +62,14 @@ from supervisor.models import (
     RiskAssessment,
     RiskLevel,
     Screen,
+    SubjectKind,
 )
 
 if TYPE_CHECKING:
     from supervisor.policy import AgentProfile, Policy
 
 _BORDERS = " \t│┃║▌▐╎╏|"
+_RIGHT_EDGE = _BORDERS + "█▕"  # a scroll bar drawn down the right edge (Qwen Code)
 _BOX_CORNERS_LEFT = "╭╰┌└┏┗╔╚"
 _BOX_CORNERS_RIGHT = "╮╯┐┘┓┛╗╝"
 _CHECKPOINT = re.compile(r"<checkpoint>.*?</checkpoint>", re.S)
@@ -194,6 +197,13 @@ class _Rules:
     title_busy: Matcher | None
     commands: dict[str, str]
     profiles: dict[str, AgentProfile]
+    # fail-safe risk: where dialogs name their subject, where agents show their directory, write risk
+    subjects: list[tuple[SubjectKind, re.Pattern[str], str]]
+    agent_subjects: dict[str, list[tuple[SubjectKind, re.Pattern[str], str]]]
+    cwd_patterns: list[re.Pattern[str]]
+    agent_cwd_patterns: dict[str, list[re.Pattern[str]]]
+    write_paths: list[tuple[str, RiskLevel, Matcher]]
+    outside_project: RiskLevel
 
 
 def _grammar(policy: Policy) -> dict[str, Any]:
@@ -223,6 +233,14 @@ def _grammar(policy: Policy) -> dict[str, Any]:
         "title_busy": _combine(c.title_busy_markers),
         "commands": {cmd: name for name, p in policy.agents.items() for cmd in p.commands},
         "profiles": dict(policy.agents),
+        "subjects": [(sp.kind, re.compile(sp.pattern, re.I), sp.take) for sp in c.subject_patterns],
+        "agent_subjects": {name: [(sp.kind, re.compile(sp.pattern, re.I), sp.take) for sp in p.subject_patterns]
+                           for name, p in policy.agents.items()},
+        "cwd_patterns": [re.compile(x, re.I) for x in c.cwd_patterns],
+        "agent_cwd_patterns": {name: [re.compile(x, re.I) for x in p.cwd_patterns]
+                               for name, p in policy.agents.items()},
+        "write_paths": [(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.write_risk.paths],
+        "outside_project": policy.answers.write_risk.outside_project,
     }
 
 
@@ -264,17 +282,42 @@ def compiled_rules(policy: Policy) -> _Rules:
     return rules
 
 
-class _View:
-    """The recent lines of a screen, cleaned, with the layout of the bottom input area."""
+_VBARS = "│┃║"
+_TOP_CORNERS = "╭┌┏╔"
+_BOTTOM_CORNERS = "╰└┗╚"
 
-    __slots__ = ("lines", "nonblank", "area_top", "box", "input_line", "n", "content", "hl", "rules")
+
+def _frame_of(raw: str) -> tuple[int, str]:
+    """How deep a raw line sits in boxes (vertical bars before its text) and whether its text starts
+    with a box's top or bottom corner: ``(depth, "top" | "bottom" | "")``."""
+    depth = 0
+    for ch in raw:
+        if ch in " \t":
+            continue
+        if ch in _VBARS:
+            depth += 1
+            continue
+        return depth, "top" if ch in _TOP_CORNERS else "bottom" if ch in _BOTTOM_CORNERS else ""
+    return depth, ""
+
+
+class _View:
+    """The recent lines of a screen, cleaned, with the layout of the bottom input area and how
+    each line sits in boxes (``frames``: the raw line's depth and corner, see :func:`_frame_of`)."""
+
+    __slots__ = ("lines", "nonblank", "area_top", "box", "input_line", "n", "content", "hl", "rules", "frames",
+                 "preselect")
 
     def __init__(self, raw_lines: list[str], rules: _Rules) -> None:
-        lines = [ln.strip(_BORDERS) for ln in raw_lines]
+        self.frames = [_frame_of(ln) for ln in raw_lines]
+        lines = [ln.lstrip(_BORDERS).rstrip(_RIGHT_EDGE) for ln in raw_lines]
         lines = [_clean(ln) if ln and ln[0] in _BOX_CORNERS_LEFT else ln for ln in lines]
         self.lines = lines
         self.n = len(lines)
         self.hl: dict[int, list[str]] | None = None
+        self.preselect = False
+        """The agent's menus open on their first option and the screen shows no highlight (see
+        ``AgentProfile.first_option_selected``): the first option counts as the selected one."""
         self.nonblank = [i for i, ln in enumerate(lines) if ln]
         self.rules = rules
         self._layout(rules.idle, rules.content_marks)
@@ -434,6 +477,20 @@ def _below_is_quiet(view: _View, rules: _Rules, after: int, allow_other: int = 0
 
 
 
+def _inside_own_box(view: _View, line: int) -> bool:
+    """Whether ``line`` sits in a box whose bottom edge is the last thing above the input area: the
+    lines between it and that edge are the dialog's own."""
+    depth = view.frames[line][0]
+    if depth == 0:
+        return False
+    for j in range(line + 1, view.area_top):
+        if view.frames[j] == (depth - 1, "bottom"):
+            return not any(view.lines[k] and not _is_rule(view.lines[k]) for k in range(j + 1, view.area_top))
+        if view.frames[j][0] < depth and view.lines[j]:
+            return False
+    return False
+
+
 def _enter_confirms(view: _View, rules: _Rules, end: int) -> bool:
     """Whether the footer under a menu says Enter continues ("enter continue · esc back"): Codex's
     dialogs, where a digit only moves the cursor. ("Enter to confirm" menus take digits too.)"""
@@ -482,8 +539,8 @@ def _question_above(view: _View, rules: _Rules, first: int, limit: int = 8) -> t
                 return i - 1, prev + " " + ln  # a question wrapped over two lines
             return i, ln
     if fallback >= 0:
-        # No question line: the dialog's title (first line of its box) says what it is about.
-        for i in range(_region_start(view, first), first):
+        # No question line: the dialog's title (first line of its frame) says what it is about.
+        for i in range(_dialog_region(view, first, first, reach=2 * limit + 4)[0], first):
             if view.lines[i] and not _is_rule(view.lines[i]):
                 return i, view.lines[i]
         return fallback, view.lines[fallback]
@@ -524,18 +581,151 @@ def _kind(rules: _Rules, text: str, default: PromptKind) -> PromptKind:
     return default
 
 
-def _risk(rules: _Rules, subject: str, question: str) -> RiskAssessment:
-    blob = subject + "\n" + question
+def _dialog_region(view: _View, first: int, last: int, reach: int = 14, messages_end: bool = True
+                   ) -> tuple[int, int]:
+    """The dialog's lines (first, last), between its frame edges: the box its question sits in
+    (boxes nested in it are part of it), or the panel behind the bar down its left side, else from
+    the last solid rule above the question (Claude;
+    dashed rules fence a preview inside the dialog), else up to the user's message, an agent's
+    message or the shell command that asked (included; with ``messages_end`` false, a first-run
+    dialog that may sit under its agent's header, only a rule ends it); down to its last line."""
+    rules = view.rules
+    lines = view.lines
+    depth = view.frames[first][0]
+    lo = max(0, first - reach)
+    if depth > 0:
+        for i in range(first - 1, lo - 1, -1):
+            if view.frames[i] == (depth - 1, "top"):
+                bottom = next((j for j in range(max(first, last), view.n) if view.frames[j] == (depth - 1, "bottom")),
+                              last)
+                return i, bottom
+        # a panel marked by a bar down its left side (opencode): the run of lines behind that bar
+        top = first
+        while top > lo and view.frames[top - 1][0] >= depth:
+            top -= 1
+        bottom = max(first, last)
+        while bottom + 1 < view.n and view.frames[bottom + 1][0] >= depth:
+            bottom += 1
+        return top, bottom
+    for i in range(first - 1, lo - 1, -1):
+        ln = lines[i]
+        if not ln:
+            continue
+        if _is_rule(ln) and not ln.startswith(("╌", "┄")):
+            return i + 1, last
+        if messages_end and (rules.input_line.match(ln) or rules.message_bullet.match(ln)):
+            return i + 1, last
+        if _SHELL_COMMAND.match(ln):
+            return i, last
+    return lo, last
+
+
+# A shell prompt with a command typed after it ("$ apt-get remove x", "dev@box:~/app# make"); a bare
+# "#" needs a user@host or a path before it ("1 # a comment" in a diff is not a prompt).
+_SHELL_COMMAND = re.compile(r"^(?:(?:[\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+(?: \S+)?\]|[\w.-]*[:~/][\w@.~:/-]*)\s?[$#]|\$)\s+\S")
+
+
+def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[SubjectKind | None, str]:
+    """What the dialog would approve, as its own lines name it: the first subject pattern (the
+    agent's own, then the generic ones) that finds one, looking from the dialog's last line up."""
+    rules = view.rules
+    lines = view.lines
+    body = [i for i in range(top, bottom + 1) if lines[i] and not (_is_rule(lines[i]) and lines[i][0] in "─━═-")]
+    for kind, rx, take in rules.agent_subjects.get(agent, []) + rules.subjects:
+        for k in range(len(body) - 1, -1, -1):
+            m = rx.search(lines[body[k]])
+            if m is None:
+                continue
+            if take == "next":
+                k2 = k + 1
+                while k2 < len(body) and lines[body[k2]].startswith(("╌", "┄")):
+                    k2 += 1
+                text = lines[body[k2]] if k2 < len(body) else ""
+            elif take == "previous":
+                text = lines[body[k - 1]] if k > 0 else ""
+            else:
+                text = m.group("subject") if "subject" in rx.groupindex and m.group("subject") else lines[body[k]]
+            text = text.strip().removeprefix("$ ").strip()
+            if any(ch.isalnum() for ch in text):  # a glyph alone ("←") names nothing
+                return kind, text[:500]
+    return None, ""
+
+
+_HOME = re.compile(r"^(/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
+
+
+def _place(path: str, cwd: str) -> tuple[str, str]:
+    """Where a written path lands: ``(inside | outside | unknown, the path as judged)``, home paths
+    written ``~/...``. Relative paths resolve against ``cwd``; without one, a relative path that
+    does not climb out (``..``) stays inside, and an absolute or home path cannot be placed."""
+    p = path.strip().strip("'\"`").rstrip(":,.")
+    home_m = _HOME.match(cwd) if cwd else None
+    home = home_m.group(1) if home_m else ""
+    if p.startswith("~"):
+        if not home:
+            return "outside", p
+        p = home + p[1:]
+    if not p.startswith("/"):
+        if not cwd:
+            norm = posixpath.normpath(p)
+            return ("outside" if norm == ".." or norm.startswith("../") else "inside"), p
+        p = posixpath.join(cwd, p)
+    p = posixpath.normpath(p)
+    shown = "~" + p[len(home):] if home and (p == home or p.startswith(home + "/")) else p
+    if not cwd:
+        return "unknown", shown
+    root = posixpath.normpath(cwd)
+    return ("inside" if p == root or p.startswith(root.rstrip("/") + "/") else "outside"), shown
+
+
+def _header_cwd(view: _View, agent: str, screen: Screen) -> str:
+    """The working directory the agent shows in its own header or footer, when a pattern finds one."""
+    rules = view.rules
+    for rx in rules.agent_cwd_patterns.get(agent, []) + rules.cwd_patterns:
+        for ln in screen.text.split("\n"):
+            m = rx.search(ln.strip(_BORDERS))
+            if m is not None and m.group("cwd"):
+                return m.group("cwd")
+    return ""
+
+
+def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAssessment:
+    """The risk of approving ``found``'s prompt: every danger pattern over the whole dialog region;
+    a write judged by where its path lands; ``unknown`` when no subject could be identified (or a
+    write cannot be placed)."""
+    rules = view.rules
+    prompt = found.prompt
+    top, bottom = _dialog_region(view, found.first, found.last, messages_end=prompt.kind != "trust_dialog")
+    region = [ln for ln in view.lines[top:bottom + 1] if ln]
+    kind, subject = _subject_of(view, agent, top, bottom)
+    blob = "\n".join(region) + "\n" + " ".join(region) + "\n" + prompt.question + "\n" + subject
     matched: list[str] = []
     level: RiskLevel = "none"
+    order = {"none": 0, "low": 1, "unknown": 2, "dangerous": 3}
+
+    def flag(name: str, lvl: RiskLevel) -> None:
+        nonlocal level
+        matched.append(name)
+        if order[lvl] > order[level]:
+            level = lvl
+
     for name, lvl, pat in rules.danger:  # in policy order
         if pat.search(blob) is not None:
-            matched.append(name)
-            if lvl == "dangerous":
-                level = "dangerous"
-            elif level == "none":
-                level = lvl
-    return RiskAssessment.model_construct(level=level, matched=matched, subject=subject or None)
+            flag(name, lvl)
+    if kind == "path" and prompt.kind != "trust_dialog":
+        where, shown = _place(subject, screen.cwd or _header_cwd(view, agent, screen))
+        for name, lvl, pat in rules.write_paths:
+            if pat.search(shown) is not None or pat.search(subject) is not None:
+                flag(name, lvl)
+        if where == "outside":
+            flag("write-outside-project", rules.outside_project)
+        elif where == "unknown":
+            flag("write-not-placed", "unknown")
+        if where != "inside":
+            subject = shown
+    if kind is None and level != "dangerous":
+        flag("no-subject", "unknown")
+    return RiskAssessment.model_construct(level=level, matched=matched, subject=subject or None, subject_kind=kind)
 
 
 def _make_prompt(rules: _Rules, agent: str, kind: PromptKind, question: str, options: list[PromptOption],
@@ -546,8 +736,10 @@ def _make_prompt(rules: _Rules, agent: str, kind: PromptKind, question: str, opt
     default_approves = options[default].approves if default is not None and default < len(options) else None
     sig = "prm_" + _signature(agent, kind, question, subject, *(o.label for o in options))
     return Prompt.model_construct(kind=kind, question=question, options=options, highlighted=highlighted,
-                 default=default, default_approves=default_approves, input_style=style,
-                 risk=_risk(rules, subject, question), signature=sig)
+                                  default=default, default_approves=default_approves, input_style=style,
+                                  risk=RiskAssessment.model_construct(level="unknown", matched=[], subject=None,
+                                                                      subject_kind=None),
+                                  signature=sig, first_row=None, last_row=None)
 
 
 def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
@@ -606,11 +798,15 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
         close = next((x for x in range(k + 1, min(top, k + 30)) if lines[x].startswith(("╌", "┄"))), -1)
         if close > 0:
             end = close
+    if view.preselect and not any(h for _, _, _, h in opts):
+        opts[0] = (*opts[0][:3], True)
     highlighted_any = any(h for _, _, _, h in opts)
     q_line, question = _question_above(view, rules, first_line)
     questionish = question.endswith(("?", "?:")) or (rules.prompt is not None
                                                      and rules.prompt.search(question) is not None)
     quiet, saw_hint = _below_is_quiet(view, rules, end, allow_other=2)
+    if not quiet and _inside_own_box(view, last_opt):
+        quiet = True  # below the options but inside the dialog's own box: its notes, not newer output
     if not quiet:
         # one unknown footer line ("ctrl-g to edit in your editor") under a menu that has both a
         # cursor and a question above it
@@ -674,6 +870,8 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
             i -= 1
             continue
         break
+    if hl < 0 and view.preselect and block:
+        hl = block[0]
     if len(block) < 2 and not (len(block) == 1 and hl >= 0):
         return None
     end = block[-1]
@@ -885,6 +1083,8 @@ def _row_options(view: _View, rules: _Rules, line: int, text: str, start: int = 
         p = p.strip()
         if p:
             out.append(_option(rules, len(out), p, None, any(p == h or (len(h) > 2 and h in p) for h in marks)))
+    if out and view.preselect and not any(o.highlighted for o in out):
+        out[0].highlighted = True
     return out
 
 
@@ -1048,6 +1248,8 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     nb = view.nonblank
     window = nb[-14] if len(nb) >= 14 else 0  # the bottom lines where live state shows
     agent = _agent(rules, screen, view, window)
+    profile = rules.profiles.get(agent)
+    view.preselect = not screen.highlights and profile is not None and profile.first_option_selected
     if not view.nonblank:
         return _obs(shash, "idle", agent, None, None, ["idle:blank"], 0.5, rules, blocks)
 
@@ -1065,6 +1267,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     if found is None:
         found = _find_bare(view, rules, agent)
     if found is not None:
+        found.prompt.risk = _assess(view, screen, agent, found)
         found.prompt.first_row = offset + found.first
         found.prompt.last_row = offset + found.last
         conf = 0.95 if found.prompt.options else 0.7
@@ -1102,7 +1305,6 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     # without a prompt back at the bottom is an answer still streaming.
     # A stream redrawn row by row (each line the one above it, grown) is an answer still coming in,
     # whoever prints it: aider's live view, once its banner has scrolled away.
-    profile = rules.profiles.get(agent)
     if view.input_line < 0 and view.box is None and rules.commands.get(screen.current_command) != "shell":
         last = view.lines[view.content[-1]] if view.content else ""
         if last and _at(view, rules.idle, view.content[-1]) is None and not _SHELL_PROMPT.match(last):

@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from supervisor.errors import PolicyError
-from supervisor.models import AgentName, BlockerKind, PromptKind, RiskLevel
+from supervisor.models import AgentName, BlockerKind, PromptKind, RiskLevel, SubjectKind
 from supervisor.yamlio import format_validation, parse_yaml, read_text
 
 POLICY_FORMAT_VERSION = 1
@@ -64,6 +64,24 @@ class DangerPattern(_P):
     pattern: str
     """Case-insensitive regular expression matched against the subject and the question."""
     level: RiskLevel = "dangerous"
+
+    @field_validator("pattern")
+    @classmethod
+    def _valid(cls, v: str) -> str:
+        _check_regexes([v])
+        return v
+
+
+class SubjectPattern(_P):
+    """How to find what a dialog would approve: a regex over one line of the dialog region. The
+    subject is the match's ``subject`` group (else the whole line), or the next / previous
+    non-blank line of the region (a "Bash command" header with the command under it)."""
+
+    kind: SubjectKind
+    """What the subject is: a command, a file path, or a URL."""
+    pattern: str
+    """Case-insensitive regular expression over one line of the dialog (the question included)."""
+    take: Literal["match", "next", "previous"] = "match"
 
     @field_validator("pattern")
     @classmethod
@@ -125,13 +143,19 @@ class ClassifierRules(_P):
     """Footer hints under a highlighted menu that mean a digit only moves the cursor ("enter continue"):
     such menus are answered with arrows and Enter."""
     title_busy_markers: list[str] = Field(default_factory=lambda: ["^[⠀-⣿◐◓◑◒]"])
+    subject_patterns: list[SubjectPattern] = Field(default_factory=list)
+    """Where a dialog names what it would approve, tried in order (each agent's own patterns first).
+    A dialog whose subject none of them finds has risk ``unknown`` and is never approved."""
+    cwd_patterns: list[str] = Field(default_factory=list)
+    """Regexes with a ``cwd`` group for an agent's header or footer that shows its working directory:
+    used to place a write when the pane's directory is not known."""
     """Regexes over the pane title that mean the agent works (a spinner glyph the agent animates there)."""
     blocker_lines: int = Field(12, ge=1, le=200)
     """How many non-blank lines from the bottom a blocker message must be within to count as live."""
 
     @field_validator("busy_markers", "idle_markers", "prompt_patterns", "completion_markers", "not_blocker_patterns",
                      "weak_busy_markers", "menu_hints", "dialog_hints", "input_lines", "arrow_menu_hints",
-                     "title_busy_markers")
+                     "title_busy_markers", "cwd_patterns")
     @classmethod
     def _valid(cls, v: list[str]) -> list[str]:
         return _check_regexes(v)
@@ -180,6 +204,13 @@ class AgentProfile(_P):
     """Extra glyphs it draws before the highlighted option of a menu."""
     message_bullets: str = ""
     """Extra glyphs that open its messages or tool calls."""
+    subject_patterns: list[SubjectPattern] = Field(default_factory=list)
+    """Where its dialogs name what they would approve (tried before ``classifier.subject_patterns``)."""
+    cwd_patterns: list[str] = Field(default_factory=list)
+    """Regexes with a ``cwd`` group for where it shows its working directory (a header or footer)."""
+    first_option_selected: bool = False
+    """Its menus and button rows open with the first option selected and draw the selection only in
+    colour: with no highlight on the screen, the first option is taken as the selected one."""
     exit_keys: list[str] = Field(default_factory=list)
     """Keys that make it exit (``--exit-on-finish``), e.g. ``["/exit", "Enter"]``."""
     busy_without_composer: bool = False
@@ -188,7 +219,7 @@ class AgentProfile(_P):
     busy_when_input_hidden: bool = False
     """It hides its input line while it works: a rule with only a status line under it is busy (Claude Code)."""
 
-    @field_validator("markers", "input_lines", "composer_header")
+    @field_validator("markers", "input_lines", "composer_header", "cwd_patterns")
     @classmethod
     def _valid(cls, v: list[str]) -> list[str]:
         return _check_regexes(v)
@@ -239,6 +270,19 @@ class AnswerRule(_P):
     """Reserved for explicit human-written rules; the baseline never sets it."""
 
 
+class WriteRisk(_P):
+    """How risky a file write or edit is, by where it lands (its path resolved against the pane's
+    working directory)."""
+
+    outside_project: RiskLevel = "dangerous"
+    """A write outside the working directory (or anywhere when the directory is not known and the
+    path is absolute or starts with ``~``)."""
+    paths: list[DangerPattern] = Field(default_factory=list)
+    """Regexes over the resolved path (a home path written ``~/...``) that are risky wherever they are:
+    shell startup files, ~/.ssh, ~/.aws, ~/.config, git and package-manager config, CI and hook files
+    that run code (``.git/hooks/``, ``.github/workflows/``), system paths."""
+
+
 class AnswerRules(_P):
     """How prompts are answered."""
 
@@ -246,6 +290,8 @@ class AnswerRules(_P):
     always_escalate: list[str] = Field(default_factory=list)
     """Regular expressions over the question: these prompts always go to a human."""
     danger_patterns: list[DangerPattern] = Field(default_factory=list)
+    """Regexes matched against every line of a dialog (between its frame edges), not only its subject."""
+    write_risk: WriteRisk = Field(default_factory=WriteRisk)
     escalate_free_text: bool = True
     """Questions that want typed text go to a human (or the judge)."""
     escalate_blockers: bool = True
@@ -435,7 +481,8 @@ PolicyResolver = Callable[[str, str], "Policy"]
 # How a child's lists merge into its parent's (see README "Policies extend the baseline"):
 # named entries replace the parent's entry of the same name; sequences are replaced whole; every
 # other list is extended (the child's entries first, then the parent's not already there).
-_NAMED_LISTS = (("answers", "rules"), ("answers", "danger_patterns"), ("classifier", "blocker_patterns"))
+_NAMED_LISTS = (("answers", "rules"), ("answers", "danger_patterns"), ("classifier", "blocker_patterns"),
+                ("answers", "write_risk", "paths"))
 _SEQUENCES = (("timing", "backoff_s"), ("agents", "*", "exit_keys"), ("agents", "*", "commands"))
 _SAFETY_LISTS = (("answers", "danger_patterns"), ("answers", "always_escalate"))
 _MOVED = {"exit_commands": "agents.<name>.exit_keys", "classifier.agent_markers": "agents.<name>.markers"}
@@ -501,12 +548,17 @@ def _remove(parent: Any, spec: Any, path: tuple[str, ...], source: str) -> Any:
 def _check_safety_overrides(parent: dict[str, Any], child: dict[str, Any], source: str) -> None:
     """A child may add safety entries, never weaken one of its parent's by redefining it under the
     same name: relaxing safety takes an explicit ``remove:``."""
-    theirs = {d.get("name"): d for d in parent.get("answers", {}).get("danger_patterns", [])}
-    for d in (child.get("answers") or {}).get("danger_patterns") or []:
-        if isinstance(d, dict) and d.get("name") in theirs and _canon(d, "danger") != theirs[d["name"]]:
-            raise PolicyError(f"{source}: answers.danger_patterns: {d['name']!r} redefines the parent's danger "
-                              "pattern of that name", f"remove it explicitly (remove: {{answers: {{danger_patterns: "
-                              f"[{d['name']}]}}}}) and add yours, or give yours another name")
+    answers, mine = parent.get("answers", {}), child.get("answers") or {}
+    for where, theirs_list, my_list in (
+            ("danger_patterns", answers.get("danger_patterns", []), mine.get("danger_patterns") or []),
+            ("write_risk.paths", answers.get("write_risk", {}).get("paths", []),
+             (mine.get("write_risk") or {}).get("paths") or [])):
+        theirs = {d.get("name"): d for d in theirs_list}
+        for d in my_list:
+            if isinstance(d, dict) and d.get("name") in theirs and _canon(d, "danger") != theirs[d["name"]]:
+                raise PolicyError(f"{source}: answers.{where}: {d['name']!r} redefines the parent's entry of that "
+                                  "name", f"remove it explicitly (remove: answers: {where}: [{d['name']}]) and add "
+                                  "yours, or give yours another name")
 
 
 def _canon(entry: dict[str, Any], what: str) -> dict[str, Any]:
@@ -537,10 +589,20 @@ def safety_relaxations(policy: Policy, reference: Policy | None = None) -> list[
             out.append(f"danger pattern changed: {d.name}")
         elif d.level == "dangerous" and mine[d.name].level != "dangerous":
             out.append(f"danger pattern lowered to {mine[d.name].level}: {d.name}")
+    mine_paths = {d.name: d for d in policy.answers.write_risk.paths}
+    for d in ref.answers.write_risk.paths:
+        if d.name not in mine_paths or mine_paths[d.name].pattern != d.pattern:
+            out.append(f"write-risk path {'removed' if d.name not in mine_paths else 'changed'}: {d.name}")
+    order = {"none": 0, "low": 1, "unknown": 2, "dangerous": 3}
+    if order[policy.answers.write_risk.outside_project] < order[ref.answers.write_risk.outside_project]:
+        out.append(f"write_risk.outside_project lowered to {policy.answers.write_risk.outside_project}")
     for pat in ref.answers.always_escalate:
         if pat not in policy.answers.always_escalate:
             out.append(f"always_escalate removed: {pat}")
+    theirs_rules = {r.name: r for r in ref.answers.rules}
     for r in policy.answers.rules:
+        if theirs_rules.get(r.name) == r:
+            continue  # the reference's own rule, unchanged
         for knob in ("allow_dangerous", "allow_default_no", "allow_persistent"):
             if getattr(r, knob):
                 out.append(f"rule {r.name}: {knob}")

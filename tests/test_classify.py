@@ -152,6 +152,16 @@ def test_gemini_numbered_confirmation(policy: Policy) -> None:
     assert decide(obs, fresh(), policy).keys == ["1"]
 
 
+def test_a_question_whose_command_is_not_on_screen_is_never_approved(policy: Policy) -> None:
+    """The same apt question with the command that asked scrolled away: nothing says what Yes
+    would approve, so the risk is unknown and the prompt goes to a human (fail safe)."""
+    text = S.SHELL_APT.split("\n", 2)[2]
+    obs = obs_of(text, policy)
+    assert obs.state == "asking" and obs.prompt.risk.level == "unknown" and obs.prompt.risk.subject is None
+    dec = decide(obs, fresh(), policy)
+    assert dec.kind == "escalate" and not dec.keys
+
+
 @pytest.mark.parametrize(("text", "default_approves", "want"), [
     (S.SHELL_APT, True, "answer"),
     (S.SHELL_PIP, True, "danger"),  # the question is neutral; "Would remove:" above it is not
@@ -207,11 +217,18 @@ def test_question_menu_goes_to_a_human(policy: Policy) -> None:
     assert decide(obs, fresh(), policy).kind == "escalate"
 
 
-def test_arrow_menu_without_visible_cursor_is_escalated(policy: Policy) -> None:
+def test_a_button_row_without_visible_selection(policy: Policy) -> None:
+    """opencode draws its selected button only in colour. The baseline knows its panel opens on the
+    first button (agents.opencode.first_option_selected), so Enter approves once; without that
+    knowledge no key can be chosen with certainty and the prompt is escalated."""
     obs = obs_of(S.OPENCODE_PERMISSION, policy)
     assert [o.label for o in obs.prompt.options] == ["Allow once", "Allow always", "Reject"]
+    assert obs.prompt.highlighted == 0
+    assert decide(obs, fresh(), policy).keys == ["Enter"]
+    unsure = parse_policy("agents:\n  opencode: {first_option_selected: false}\n")
+    obs = obs_of(S.OPENCODE_PERMISSION, unsure)
     assert obs.prompt.highlighted is None
-    dec = decide(obs, fresh(), policy)
+    dec = decide(obs, fresh(), unsure)
     assert dec.kind == "escalate" and dec.rule == "no-cursor"
 
 
@@ -476,8 +493,8 @@ def test_real_yes_no_read_prompt_and_dead_pane_in_tmux(tmux_socket: str, tmp_pat
     from tests.helpers import retry_until
 
     script = tmp_path / "ask.sh"
-    script.write_text('#!/bin/bash\necho "About to rebuild the cache."\nread -r -p "Continue? [Y/n] " a\n'
-                      'echo "got $a"\n')
+    script.write_text('#!/bin/bash\necho "About to rebuild the cache:"\necho "$ make rebuild-cache"\n'
+                      'read -r -p "Continue? [Y/n] " a\necho "got $a"\n')
     script.chmod(0o755)
     _tmux(tmux_socket, "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", str(script))
     _tmux(tmux_socket, "set-option", "-t", "t", "remain-on-exit", "on")

@@ -332,10 +332,15 @@ def test_opencode_panel_command_is_the_risk_subject(policy: Policy) -> None:
     assert decide(obs, worked(), policy).kind == "escalate"
 
 
-def test_plain_text_without_reverse_video_cannot_pick_an_option(policy: Policy) -> None:
-    obs = obs_of(_opencode_panel("ls", 0).replace("\x1b[7m", "").replace("\x1b[27m", ""), policy)
+def test_plain_text_without_reverse_video_cannot_pick_an_option() -> None:
+    """Without reverse video and without the agent's first_option_selected knowledge, no option
+    is known to be selected: nothing is sent."""
+    from supervisor.policy import parse_policy
+
+    unsure = parse_policy("agents:\n  opencode: {first_option_selected: false}\n")
+    obs = obs_of(_opencode_panel("ls", 0).replace("\x1b[7m", "").replace("\x1b[27m", ""), unsure)
     assert obs.prompt.highlighted is None
-    assert decide(obs, worked(), policy).kind == "escalate"
+    assert decide(obs, worked(), unsure).kind == "escalate"
 
 
 # --- what counts as work --------------------------------------------------------------------------

@@ -254,9 +254,9 @@ def test_keys_for_each_input_style() -> None:
     assert keys_for(p, p.options[1]) == ["2", "Enter"]
 
 
-def test_claude_bypass_warning_is_left_with_a_digit_when_a_rule_allows_it() -> None:
-    """A rule that explicitly accepts the bypass warning must move off the default "No, exit" with
-    the digit (Claude selects at once), never press Enter on the highlighted default."""
+def test_claude_bypass_warning_is_never_approved_even_by_an_explicit_rule() -> None:
+    """Accepting the bypass warning approves no command, path or URL the screen names: however
+    explicit the rule, an approval without a positively identified subject is escalated."""
     from supervisor.policy import AnswerRule
 
     policy = baseline_policy().model_copy(deep=True)
@@ -265,7 +265,7 @@ def test_claude_bypass_warning_is_left_with_a_digit_when_a_rule_allows_it() -> N
         {"name": "accept-bypass", "when": {"kinds": ["trust_dialog"], "question": "bypass"}, "then": "approve",
          "allow_default_no": True}))
     dec = decide(classify(make_screen(S.CLAUDE_BYPASS_WARNING), policy), state(), policy)
-    assert dec.keys == ["2"] and dec.approves is True
+    assert (dec.kind, dec.keys, dec.rule) == ("escalate", [], "unknown-subject")
 
 
 def test_a_shadow_policy_signs_its_own_decision(policy: Policy) -> None:

@@ -96,7 +96,7 @@ def test_safety_lists_relax_only_by_naming_each_removed_entry() -> None:
     assert safety_relaxations(baseline_policy()) == []
     # Redefining a parent's danger pattern under its name (to weaken it) needs the explicit removal.
     weaker = "answers:\n  danger_patterns:\n    - {name: git-push-force, pattern: 'never-matches'}\n"
-    with pytest.raises(PolicyError, match="redefines the parent's danger pattern"):
+    with pytest.raises(PolicyError, match="redefines the parent's entry"):
         parse_policy(weaker, "p.yaml")
     ok = parse_policy("remove:\n  answers:\n    danger_patterns: [git-push-force]\n" + weaker, "p.yaml")
     assert safety_relaxations(ok) == ["danger pattern changed: git-push-force"]

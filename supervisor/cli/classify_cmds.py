@@ -52,9 +52,11 @@ def _read(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def classify_file(path: Path, policy: Policy, policy_id: str) -> tuple[Observation, dict]:
-    """Classify one capture file; returns the observation and the JSON record for it."""
+def classify_file(path: Path, policy: Policy, policy_id: str, cwd: str = "") -> tuple[Observation, dict]:
+    """Classify one capture file (as seen in working directory ``cwd``, when given); returns the
+    observation and the JSON record for it."""
     screen = make_screen(_read(path), width=200, height=50)
+    screen.cwd = cwd
     obs = classify(screen, policy)
     dec = decide(obs, _fresh_run_state(), policy, policy_id=policy_id)
     record = {
@@ -76,7 +78,10 @@ def classify_file(path: Path, policy: Policy, policy_id: str) -> tuple[Observati
 @click.option("--policy", "policy_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Policy YAML file (default: the shipped baseline).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file, one per line.")
-def classify_cmd(paths: tuple[str, ...], policy_path: Path | None, as_json: bool) -> None:
+@click.option("--cwd", "cwd", default="", metavar="DIR",
+              help="The pane's working directory when the screens were captured: writes and edits are judged "
+                   "by where their path lands relative to it.")
+def classify_cmd(paths: tuple[str, ...], policy_path: Path | None, as_json: bool, cwd: str) -> None:
     """Classify screen captures (PATH: .txt files, plain or with ANSI, or folders walked recursively
     in sorted order) and show what the policy would do on each.
 
@@ -84,18 +89,24 @@ def classify_cmd(paths: tuple[str, ...], policy_path: Path | None, as_json: bool
     (so an idle screen shows `finish`), nothing was answered before (no strikes, cooldown or
     pause), and output arrived a moment ago (so a busy screen shows `wait`, not a stall).
 
+    A write or edit is judged by where it lands: give the directory the agent worked in with
+    --cwd (without it, only relative paths and the directory an agent shows on screen place a
+    write; an absolute path that cannot be placed is never approved).
+
     With --json each line is {"path", "state", "agent", "prompt", "blocker", "decision":
     {"kind", "keys", "approves", "reason"}, "evidence"}; `approves` is true when the keys approve
     the prompted action, false when they decline it, null when nothing is answered.
     """
     if not paths:
         raise UsageError("no screen capture given", "pass one or more .txt files or folders")
+    if cwd and not cwd.startswith(("/", "~")):
+        raise UsageError(f"--cwd {cwd!r} is not an absolute directory", "give the full path, e.g. --cwd /home/me/app")
     policy = load_policy(policy_path) if policy_path else baseline_policy()
     pid = policy.policy_id
     files = _collect(paths)
     if as_json:
         for f in files:
-            _, rec = classify_file(f, policy, pid)
+            _, rec = classify_file(f, policy, pid, cwd)
             click.echo(json.dumps(rec, ensure_ascii=False))
         return
     from rich.console import Console
@@ -106,7 +117,7 @@ def classify_cmd(paths: tuple[str, ...], policy_path: Path | None, as_json: bool
     for col in ("path", "state", "agent", "prompt / blocker", "decision", "keys"):
         table.add_column(col, overflow="fold")
     for f in files:
-        obs, rec = classify_file(f, policy, pid)
+        obs, rec = classify_file(f, policy, pid, cwd)
         what = ""
         if obs.prompt is not None:
             risk = "" if obs.prompt.risk.level == "none" else f" [risk: {obs.prompt.risk.level}]"

@@ -310,15 +310,15 @@ def codex_exec_approval(command: str) -> str:
 
 
 CODEX_TRUST = """\
-> You are in /home/dev/shop
+  Folder access
+  /home/dev/shop
 
-  Do you trust the contents of this directory? Working with untrusted contents comes with higher risk
-  of prompt injection.
+  Trust this folder? Codex may read, edit and run what is in it, within your permission settings.
 
-› 1. Yes, continue
-  2. No, quit
+› 1. Trust and continue
+  2. Back
 
-  Press enter to continue
+  enter continue · esc back
 """
 
 CODEX_USAGE_LIMIT = """\
@@ -378,6 +378,8 @@ GEMINI_BUSY = """\
 """
 
 SHELL_APT = """\
+dev@box:~/app$ apt-get install ripgrep
+Reading package lists... Done
 The following NEW packages will be installed:
   ripgrep
 0 upgraded, 1 newly installed, 0 to remove and 3 not upgraded.
