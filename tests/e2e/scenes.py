@@ -290,7 +290,7 @@ PROFILES: dict[str, Profile] = {
                    FirstRun("Security notes", "first-run-security-notes", "First run: security notes", ["Enter"]),
                    FirstRun("Yes, I trust this folder", "first-run-trust-folder", "First run: trust this folder",
                             ["1"])],
-        ready="? for shortcuts", dialog=("Do you want to",), approve=["1"],
+        ready="? for shortcuts", dialog=("Do you want to",), approve=["1"], busy="esc to interrupt",
         error_env={"CLAUDE_CODE_MAX_RETRIES": "2"}),
     "claude-latest": Profile(
         agent="claude-latest",
