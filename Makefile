@@ -40,6 +40,7 @@ bench: $(STAMP) tmux
 	$(BIN)/python bench/warehouse.py
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/corpus_accuracy.py
+	$(BIN)/python bench/heldout.py
 	$(BIN)/python bench/evals.py
 	$(BIN)/python bench/reaction.py
 	$(BIN)/python bench/idle.py

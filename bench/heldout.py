@@ -64,10 +64,7 @@ def no_subject_found(suite: Suite, case: ScreenCase, policy: Policy) -> bool:
     if prompt is None or prompt.kind not in ("tool_permission", "edit_approval"):
         return False
     risk = prompt.risk
-    if getattr(risk, "level", None) == "unknown":
-        return True
-    kind = getattr(risk, "subject_kind", "absent")
-    return kind is None
+    return risk.level == "unknown" or not risk.subject
 
 
 def score(path: Path, policy: Policy) -> dict[str, Any]:
