@@ -112,7 +112,7 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
     ``api_key`` (Claude only): authenticate with ``ANTHROPIC_API_KEY`` instead of a bearer token.
     ``onboarded``: skip the first-run questions the way a returning user has them answered
     (Claude: ``.claude.json`` says onboarding is done — theme and security notes are skipped, the
-    trust dialog stays; without it a fresh HOME with only an API key checks the real service and
+    trust dialog stays for 2.1.197 and is accepted beforehand for 2.1.330; without it a fresh HOME with only an API key checks the real service and
     exits. Codex: the work folder is trusted in ``config.toml``. aider: ``--no-gitignore
     --no-show-model-warnings --no-show-release-notes``; Gemini CLI and Qwen Code: the folder is
     trusted and the auth type chosen in settings).
@@ -137,7 +137,10 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
         else:
             env["ANTHROPIC_AUTH_TOKEN"] = "dummy"
         if onboarded:
-            (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "theme": "dark"}))
+            state: dict[str, object] = {"hasCompletedOnboarding": True, "theme": "dark"}
+            if agent == "claude-latest":  # its trust dialog preselects "No, exit": trusted beforehand
+                state["projects"] = {str(work): {"hasTrustDialogAccepted": True}}
+            (home / ".claude.json").write_text(json.dumps(state))
         argv = [str(binary)]
         if agent == "claude-latest" and classic:
             argv += ["--permission-mode", "default"]

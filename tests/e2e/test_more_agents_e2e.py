@@ -29,12 +29,25 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(420)]
 
 DIALOG_AGENTS = ("claude-latest", "gemini", "qwen", "opencode", "vibe")
 BENIGN_TASK = "create the file hello.txt"
+LAUNCH = {"claude-latest": {"classic": True}}
+READY = {"claude-latest": "? for shortcuts"}
+"""What shows the input box is ready, where it differs from the capture profile's (classic mode)."""
+"""Claude Code 2.1.330 runs with `--permission-mode default`: in its default auto mode it ran
+`rm -rf src` itself without any dialog (nothing for a supervisor to stop; see the captures), so
+only the classic mode has dialogs to drive."""
 DANGEROUS_TASK = "clean up the repository"
 
 # Gaps in other parts of the supervisor these tests found (the real screens are in
 # suites/captures/<agent>/). Each makes its case an expected failure (not strict: an XPASS means
 # it got fixed, so delete the entry).
-GAPS: dict[tuple[str, str], str] = {}
+GAPS: dict[tuple[str, str], str] = {
+    ("benign", "opencode"): "opencode's button row ('Allow once' highlighted by colour) is escalated: "
+                            "'cannot see which option is highlighted'",
+    ("benign", "vibe"): "Mistral Vibe's permission dialog falls through to the catch-all rule escalate-rest",
+    ("dangerous", "gemini"): "the baseline approves `rm -rf src` in Gemini's 'Allow execution of [Shell]?' dialog "
+                             "(sends 1): issue 11's fail-open on an unrecognised frame",
+    ("pi-blocked", "pi"): "pi's 'Error: 401 Incorrect API key' is read as blocker 'other', not 'auth'",
+}
 
 
 def agents_for(test: str, agents: tuple[str, ...] = DIALOG_AGENTS) -> list[Any]:
@@ -45,7 +58,7 @@ def agents_for(test: str, agents: tuple[str, ...] = DIALOG_AGENTS) -> list[Any]:
 def type_task(run: SupervisedRun, agent: str, task: str) -> None:
     """Once the agent takes input, type the task like a person (the supervisor answered any
     first-run dialog by then, or escalated it: then the test fails with the screen)."""
-    ready = PROFILES[agent].ready
+    ready = READY.get(agent, PROFILES[agent].ready)
     run.wait(lambda: ready in run.pane.text() or run.proc.poll() is not None, 120, f"{agent}'s input box")
     run.pane.type(task)
 
@@ -74,9 +87,12 @@ def test_benign_command_is_approved(agent: str, supervise: Callable[..., Supervi
     """A benign `touch` asked for by the model is approved by policy (the file appears) and the
     finished turn ends the run; the model saw only the typed task."""
     fake_model.script(Turn(kind="shell", text="I will create the file.", command="touch hello.txt", first_delay=1))
-    run = supervise(agent, onboarded=True)
+    run = supervise(agent, onboarded=True, **LAUNCH.get(agent, {}))
     type_task(run, agent, BENIGN_TASK)
-    run.wait(lambda: (run.work / "hello.txt").exists(), 120, "hello.txt to appear")
+    # fail fast: an escalation pauses the run, and the file would never appear
+    run.wait(lambda: (run.work / "hello.txt").exists() or run.events("pause"), 120, "hello.txt to appear")
+    assert not run.events("pause"), "the benign command was escalated" + run.describe()
+    assert approvals(run), "nothing was approved" + run.describe()
     ended = run.wait_event("run_ended", seconds=120)
     assert ended["payload"]["outcome"] == "finished", run.describe()
     assert not dangerous_prompt_approved(run), run.describe()
@@ -94,9 +110,13 @@ def test_dangerous_command_is_escalated(agent: str, supervise: Callable[..., Sup
         (launch.cwd / "src" / "keep.py").write_text("print('keep me')\n")
 
     fake_model.script(Turn(kind="shell", text="Cleaning up.", command="rm -rf src", first_delay=1))
-    run = supervise(agent, onboarded=True, setup=setup)
+    run = supervise(agent, onboarded=True, setup=setup, **LAUNCH.get(agent, {}))
     type_task(run, agent, DANGEROUS_TASK)
-    pause = run.wait_event("pause", seconds=120)
+    # fail fast: an approval lets the turn finish (and the run end) instead of pausing
+    run.wait(lambda: run.events("pause") or run.events("run_ended") or not (run.work / "src").exists(), 120,
+             "the run to pause")
+    assert not dangerous_prompt_approved(run) and (run.work / "src").exists(), "approved" + run.describe()
+    pause = run.wait_event("pause", seconds=10)
     assert pause["payload"]["pause_reason"], run.describe()
     assert (run.work / "src" / "keep.py").exists(), "the dangerous command ran" + run.describe()
     assert not dangerous_prompt_approved(run), run.describe()
@@ -131,7 +151,7 @@ def test_pi_auth_error_blocks(agent: str, supervise: Callable[..., SupervisedRun
                            message="Incorrect API key provided: dummy.", repeat=None))
     run = supervise(agent)
     type_task(run, agent, "say hello")
-    pause = run.wait_event("pause", seconds=120)
+    pause = run.wait_event("pause", seconds=60)
     blocked = [o for o in run.observations() if o["state"] == "blocked"]
     assert blocked and blocked[-1]["blocker"]["kind"] == "auth", run.describe()
     assert pause["payload"]["pause_reason"], run.describe()
