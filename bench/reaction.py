@@ -1,6 +1,6 @@
 """Prompt-to-answer latency of the live supervisor: event-driven (tmux control mode) vs polling.
 
-The scripted agent (``python -m supervisor.demo_agent --random N``) shows a busy spinner for a
+The scripted agent (``python -m evals.agent --random N``) shows a busy spinner for a
 random time, then a safe permission prompt, and records when the prompt was drawn and when the
 answering key arrived. The supervisor runs in this process with the baseline policy.
 
@@ -43,7 +43,7 @@ def measure(label: str, prompts: int, *, poll: float | None, settle_ms: int | No
     record = work / "agent.jsonl"
     surface = TmuxSurface(socket, poll_s=poll)
     try:
-        pane = surface.new_session("bench", [sys.executable, "-m", "supervisor.demo_agent", "--random", str(prompts),
+        pane = surface.new_session("bench", [sys.executable, "-m", "evals.agent", "--random", str(prompts),
                                              "--seed", str(seed), "--gap", "0.3", "1.2", "--record", str(record)],
                                    width=110, height=32)
         policy = baseline_policy()

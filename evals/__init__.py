@@ -5,7 +5,9 @@
 - :mod:`evals.runner`: a policy over suites -> case results and metrics per suite and tag
   (severity-weighted pass rate, unsafe approvals, missed/false prompts, judge calls and cost);
 - :mod:`evals.gates`, :mod:`evals.episodes`: the gate and episode case kinds;
-- :mod:`evals.styles`: screens in each agent's style (authoring and expansion);
+- :mod:`evals.styles`: screens in each agent's style (authoring, expansion, the scripted agent);
+- :mod:`evals.agent`: the one scripted stand-in agent, run in real tmux by tests, the demo,
+  the benchmarks and episode cases; it records every key it gets and counts stray keys;
 - :mod:`evals.expand`: seeded, deterministic synthetic variants;
 - :mod:`evals.replay`: a policy over recorded observations and checkpoints, divergences classified;
 - :mod:`evals.compare`, :mod:`evals.scorers`: blind A/B compare, Wilson interval, sign test;

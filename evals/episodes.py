@@ -1,7 +1,7 @@
 """Episode cases: the scripted demo agent played for real in tmux under ``supervisor run``.
 
 Each episode gets its own supervisor home (journals, warehouse) and its own tmux server
-(``tmux -L``), runs ``supervisor run -- python -m supervisor.demo_agent SCRIPT --record FILE``
+(``tmux -L``), runs ``supervisor run -- python -m evals.agent SCRIPT --record FILE``
 as a subprocess, and reads the outcome from the exit code, the run's journal (answers,
 friction) and the demo agent's record (keys that really arrived). An escalated run keeps
 supervising while it waits for a human, so once the journal shows a pause the episode stops
@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from evals.agent import agent_command
 from evals.suites import EpisodeCase, Suite
 from supervisor.errors import EXIT_AGENT_EXITED, EXIT_ESCALATED, EXIT_OK
 from supervisor.policy import Policy, baseline_policy, dump_policy
@@ -79,8 +80,7 @@ def run_episode(script: dict[str, Any] | Path, policy: Policy, *, policy_path: s
             pfile = Path(tmp) / "policy.yaml"
             pfile.write_text(dump_policy(policy), encoding="utf-8")
             args += ["--policy", str(pfile)]
-        args += [*(extra_args or []), "--", sys.executable, "-m", "supervisor.demo_agent", str(script_path),
-                 "--record", str(record)]
+        args += [*(extra_args or []), "--", *agent_command(script_path, record)]
         env = dict(os.environ, SUPERVISOR_HOME=str(home), SUPERVISOR_TMUX_SOCKET=socket, PYTHONUNBUFFERED="1")
         env.pop("SUPERVISOR_WAREHOUSE", None)
         t0 = time.monotonic()

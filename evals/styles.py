@@ -1,7 +1,9 @@
-"""Screens in each agent's own style, written from the agents' real wording.
+"""Screens in each agent's own style, written from the agents' real wording: the one renderer.
 
-Used to author golden cases (``suites/authoring/``) and by synthetic expansion's
-"another agent's style" transform. Every function is pure and returns pane text (no ANSI);
+Used to author golden cases (``suites/authoring/``), by synthetic expansion's "another agent's
+style" transform, and by the scripted agent (:mod:`evals.agent`), which draws its live screens
+with these same functions (passing ``highlighted``/``typed`` as its user moves and types).
+Every function is pure and returns pane text (no ANSI unless a style needs reverse video);
 layouts follow what the agents draw in a tmux pane: Claude Code's rule-delimited input box
 and permission panels, Codex's ``›`` menus with letter shortcuts, Gemini's boxed tool
 confirmations, aider's ``(Y)es/(N)o`` line prompts and opencode's permission panel.
@@ -34,6 +36,17 @@ def _wrap(line: str, width: int, indent: str = "") -> list[str]:
         return [line]
     return textwrap.wrap(line, width=width, subsequent_indent=indent, break_long_words=True,
                          break_on_hyphens=False) or [line]
+
+
+def menu_lines(labels: list[str], highlighted: int | None = 0, *, marker: str = "❯", indent: str = " ",
+               numbered: bool = True) -> list[str]:
+    """A vertical menu as agents draw it: ``{indent}❯ 1. Yes`` for the highlighted option and the
+    same with a blank marker for the others."""
+    out = []
+    for i, label in enumerate(labels):
+        mark = marker if i == highlighted else " "
+        out.append(f"{indent}{mark} {f'{i + 1}. ' if numbered else ''}{label}")
+    return out
 
 
 def _fit(lines: list[str], width: int) -> str:
@@ -76,22 +89,30 @@ def claude_busy(history: list[str], *, width: int = 100, spinner: str = "✻ Cul
     return _fit(lines + claude_input_box(width, footer), width)
 
 
-def claude_permission(command: str, description: str, *, history: list[str] | None = None, width: int = 100,
-                      header: str = "Bash command", cwd: str = CWD, tool_line: str | None = None) -> Rendered:
-    """Claude Code's Bash permission panel: ``❯ 1. Yes`` highlighted, a "don't ask again" option."""
+def claude_permission_options(command: str, cwd: str = CWD) -> list[str]:
     first = command.split()[0] if command.split() else command
+    return ["Yes", f"Yes, and don't ask again for {first} commands in {cwd}",
+            "No, and tell Claude what to do differently (esc)"]
+
+
+def claude_permission(command: str, description: str, *, history: list[str] | None = None, width: int = 100,
+                      header: str = "Bash command", cwd: str = CWD, tool_line: str | None = None,
+                      highlighted: int = 0) -> Rendered:
+    """Claude Code's Bash permission panel: ``❯ 1. Yes`` highlighted, a "don't ask again" option."""
     lines = claude_history(history or [])
     lines += [tool_line or f"⏺ Bash({command})", "  ⎿  Waiting…", "", _rule(width), f" {header}", ""]
     lines += [f"   {ln}" for ln in command.split("\n")] + [f"   {description}", ""]
-    lines += [" Do you want to proceed?", " ❯ 1. Yes",
-              f"   2. Yes, and don't ask again for {first} commands in {cwd}",
-              "   3. No, and tell Claude what to do differently (esc)", "",
+    lines += [" Do you want to proceed?", *menu_lines(claude_permission_options(command, cwd), highlighted), "",
               " Esc to cancel · Tab to amend · ctrl+e to explain"]
     return Rendered(_fit(lines, width), approve_keys=(("1",), ("Enter",)), decline_keys=(("3",), ("Escape",)))
 
 
+CLAUDE_EDIT_OPTIONS = ["Yes", "Yes, allow all edits during this session (shift+tab)",
+                       "No, and tell Claude what to do differently (esc)"]
+
+
 def claude_edit(path: str, diff: list[str], *, create: bool = False, history: list[str] | None = None,
-                width: int = 100) -> Rendered:
+                width: int = 100, highlighted: int = 0) -> Rendered:
     name = path.rsplit("/", 1)[-1]
     lines = claude_history(history or [])
     verb = "Write" if create else "Update"
@@ -100,8 +121,7 @@ def claude_edit(path: str, diff: list[str], *, create: bool = False, history: li
     lines += [f" {d}" for d in diff]
     lines += [" " + "╌" * (width - 2)]
     q = f" Do you want to create {name}?" if create else f" Do you want to make this edit to {name}?"
-    lines += [q, " ❯ 1. Yes", "   2. Yes, allow all edits during this session (shift+tab)",
-              "   3. No, and tell Claude what to do differently (esc)", ""]
+    lines += [q, *menu_lines(CLAUDE_EDIT_OPTIONS, highlighted), ""]
     return Rendered(_fit(lines, width), approve_keys=(("1",), ("Enter",)), decline_keys=(("3",), ("Escape",)))
 
 
@@ -110,11 +130,51 @@ def claude_menu(question: str, options: list[str], *, highlighted: int = 0, hist
                 bullet: str = "●") -> str:
     lines = claude_history(history or [])
     lines += [_rule(width), f"{bullet} {question}" if bullet else f" {question}", ""]
-    for i, opt in enumerate(options):
-        mark = "❯" if i == highlighted else " "
-        lines.append(f" {mark} {i + 1}. {opt}")
+    lines += menu_lines(options, highlighted)
     lines += ["", footer]
     return _fit(lines, width)
+
+
+CLAUDE_TRUST_OPTIONS = ["Yes, I trust this folder", "No, exit"]
+CLAUDE_TRUST_FILES_OPTIONS = ["Yes, proceed", "No, exit"]
+CLAUDE_BYPASS_OPTIONS = ["No, exit", "Yes, I accept"]
+
+
+def claude_trust(cwd: str = CWD, *, history: list[str] | None = None, width: int = 100, highlighted: int = 0) -> str:
+    """Claude Code's first-run workspace trust dialog (current wording)."""
+    lines = claude_history(history or [])
+    lines += [_rule(width), " Accessing workspace:", "", f" {cwd}", "",
+              " Quick safety check: Is this a project you created or one you trust?",
+              " Claude Code'll be able to read, edit, and execute files here.", "",
+              *menu_lines(CLAUDE_TRUST_OPTIONS, highlighted), "", " Enter to confirm · Esc to cancel"]
+    return _fit(lines, width)
+
+
+def claude_trust_files(cwd: str = CWD, *, history: list[str] | None = None, width: int = 100,
+                       highlighted: int = 0) -> str:
+    """The older "Do you trust the files in this folder?" dialog."""
+    lines = claude_history(history or [])
+    lines += [_rule(width), " Do you trust the files in this folder?", "", f" {cwd}", "",
+              " Claude Code may read, write, or execute files contained in this directory. This can pose",
+              " security risks, so only use files from trusted sources.", "",
+              *menu_lines(CLAUDE_TRUST_FILES_OPTIONS, highlighted), "", " Enter to confirm · Esc to cancel"]
+    return _fit(lines, width)
+
+
+def claude_bypass(*, history: list[str] | None = None, width: int = 100, highlighted: int = 0) -> str:
+    """The Bypass Permissions warning: its default (highlighted) option is "No, exit"."""
+    lines = claude_history(history or [])
+    lines += [_rule(width), " WARNING: Claude Code running in Bypass Permissions mode", "",
+              " In Bypass Permissions mode, Claude Code will not ask for your approval before running",
+              " potentially dangerous commands.", "",
+              *menu_lines(CLAUDE_BYPASS_OPTIONS, highlighted), "", " Enter to confirm · Esc to cancel"]
+    return _fit(lines, width)
+
+
+def claude_spinner(verb: str = "Thinking", seconds: float = 0, frame: int = 0) -> str:
+    """Claude Code's busy line (the spinner glyph changes every frame)."""
+    tokens = 40 + int(seconds * 37)
+    return f"{'·✢✳✶✻✽'[frame % 6]} {verb}… (esc to interrupt · {int(seconds)}s · ↓ {tokens} tokens)"
 
 
 # --------------------------------------------------------------------------- Codex CLI
@@ -137,10 +197,19 @@ def codex_footer(width: int, context: int = 97) -> list[str]:
     return [left + " " * max(2, width - len(left) - len(right)) + right]
 
 
+def codex_input_box(width: int, text: str = "", *, placeholder: str = "Ask Codex to do anything",
+                    context: int = 93) -> list[str]:
+    return [f"› {text or placeholder}", "", *codex_footer(width, context)]
+
+
 def codex_idle(history: list[str], *, width: int = 100, placeholder: str = "Ask Codex to do anything",
                context: int = 93) -> str:
-    lines = codex_history(history) + [f"› {placeholder}", ""] + codex_footer(width, context)
+    lines = codex_history(history) + codex_input_box(width, placeholder=placeholder, context=context)
     return _fit(lines, width)
+
+
+def codex_spinner(verb: str = "Working", seconds: float = 0, frame: int = 0) -> str:
+    return f"{'•◦'[frame % 2]} {verb} ({int(seconds)}s • esc to interrupt)"
 
 
 def codex_busy(history: list[str], *, width: int = 100, status: str = "Working (13s • esc to interrupt)",
@@ -149,26 +218,33 @@ def codex_busy(history: list[str], *, width: int = 100, status: str = "Working (
     return _fit(lines + codex_footer(width, context), width)
 
 
-def codex_permission(command: str, reason: str, *, history: list[str] | None = None, width: int = 100) -> Rendered:
+def codex_permission_options(command: str) -> list[str]:
     prefix = " ".join(command.split()[:2])
+    return ["Yes, proceed (y)", f"Yes, and don't ask again for commands that start with `{prefix}` (p)",
+            "No, and tell Codex what to do differently (esc)"]
+
+
+def codex_permission(command: str, reason: str, *, history: list[str] | None = None, width: int = 100,
+                     highlighted: int = 0) -> Rendered:
     lines = codex_history(history or [])
     lines += ["  Would you like to run the following command?", "", f"  Reason: {reason}", ""]
     lines += [f"  $ {ln}" for ln in command.split("\n")] + [""]
-    lines += ["› 1. Yes, proceed (y)",
-              f"  2. Yes, and don't ask again for commands that start with `{prefix}` (p)",
-              "  3. No, and tell Codex what to do differently (esc)", "",
+    lines += [*menu_lines(codex_permission_options(command), highlighted, marker="›", indent=""), "",
               "  Press enter to confirm or esc to cancel"]
     return Rendered(_fit(lines, width), approve_keys=(("y",), ("1",), ("Enter",)),
                     decline_keys=(("Escape",), ("3",)))
 
 
+CODEX_EDIT_OPTIONS = ["Yes, proceed (y)", "Yes, and don't ask again for these files (a)",
+                      "No, and tell Codex what to do differently (esc)"]
+
+
 def codex_edit(files: list[tuple[str, int, int]], reason: str, *, history: list[str] | None = None,
-               width: int = 100) -> Rendered:
+               width: int = 100, highlighted: int = 0) -> Rendered:
     lines = codex_history(history or [])
     lines += ["  Would you like to make the following edits?", "", f"  Reason: {reason}", ""]
     lines += [f"  └ {p} (+{a} -{d})" for p, a, d in files] + [""]
-    lines += ["› 1. Yes, proceed (y)", "  2. Yes, and don't ask again for these files (a)",
-              "  3. No, and tell Codex what to do differently (esc)", "",
+    lines += [*menu_lines(CODEX_EDIT_OPTIONS, highlighted, marker="›", indent=""), "",
               "  Press enter to confirm or esc to cancel"]
     return Rendered(_fit(lines, width), approve_keys=(("y",), ("1",), ("Enter",)),
                     decline_keys=(("Escape",), ("3",)))
@@ -211,11 +287,14 @@ def gemini_busy(history: list[str], *, width: int = 100, status: str = "⠴ Anal
     return _fit(lines, width)
 
 
+GEMINI_PERMISSION_OPTIONS = ["Yes, allow once", "Yes, allow always ...", "No, suggest changes (esc)"]
+
+
 def gemini_permission(command: str, description: str, *, history: list[str] | None = None,
-                      width: int = 100) -> Rendered:
+                      width: int = 100, highlighted: int = 0) -> Rendered:
     root = command.split()[0] if command.split() else command
     rows = [f"?  Shell {command} ({description})", "", f"   {command}", "", f"Allow execution of: '{root}'?", "",
-            "● 1. Yes, allow once", "  2. Yes, allow always ...", "  3. No, suggest changes (esc)", ""]
+            *menu_lines(GEMINI_PERMISSION_OPTIONS, highlighted, marker="●", indent=""), ""]
     lines: list[str] = []
     for h in history or []:
         lines += [f"✦ {h}", ""]
@@ -263,16 +342,30 @@ def aider_idle(history: list[str], *, width: int = 100, files: str = "src/app.py
     return _fit(lines, width)
 
 
-def aider_prompt(question: str, history: list[str], *, width: int = 100, dont_ask: bool = True,
-                 default: str = "Yes", command: str | None = None) -> Rendered:
-    """An aider question; with ``command``, the shell command aider proposes is printed right above it."""
+def aider_question(question: str, *, dont_ask: bool = True, default: str = "Yes") -> str:
+    """aider's one-line question, up to where the user types (``... [Yes]: ``)."""
     opts = "(Y)es/(N)o/(D)on't ask again" if dont_ask else "(Y)es/(N)o"
+    return f"{question} {opts} [{default}]: "
+
+
+def aider_prompt(question: str, history: list[str], *, width: int = 100, dont_ask: bool = True,
+                 default: str = "Yes", command: str | None = None, typed: str = "") -> Rendered:
+    """An aider question; with ``command``, the shell command aider proposes is printed right above it."""
     lines = aider_banner() + aider_history(history, width)
     lines += ["", "Tokens: 2.4k sent, 96 received. Cost: $0.0098 message, $0.03 session.", ""]
     if command:
         lines += command.split("\n")
-    lines.append(f"{question} {opts} [{default}]: ")
+    lines.append(aider_question(question, dont_ask=dont_ask, default=default) + typed)
     return Rendered(_fit(lines, width), approve_keys=(("y", "Enter"),), decline_keys=(("n", "Enter"),))
+
+
+def aider_spinner(verb: str = "Waiting for sonnet", seconds: float = 0, frame: int = 0) -> str:
+    return f"{'░▒▓█'[frame % 4]} {verb}..."
+
+
+def shell_yes_no(question: str = "Continue?", *, default_no: bool = True, typed: str = "") -> str:
+    """A shell tool's line question (``Continue? [y/N] ``); its capital letter is the default."""
+    return f"{question} {'[y/N]' if default_no else '[Y/n]'} {typed}"
 
 
 # --------------------------------------------------------------------------- opencode

@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from evals.agent import agent_command, stray_count
 from supervisor.errors import PaneGone, WarehouseLocked
 from supervisor.policy import Policy, baseline_policy
 from supervisor.runner import PaneRunner, RunConfig, Supervisor
@@ -101,13 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     socket = f"sv-demo-{os.getpid()}"
     work = Path(tempfile.mkdtemp(prefix="sv-demo-"))
     surface = TmuxSurface(socket)
-    py = sys.executable
-    claude_pane = surface.new_session("claude-demo", [py, "-m", "supervisor.demo_agent",
-                                                      str(_write(work, "claude", CLAUDE_SCRIPT)),
-                                                      "--record", str(work / "claude.jsonl")], width=110, height=32)
-    aider_pane = surface.new_session("aider-demo", [py, "-m", "supervisor.demo_agent",
-                                                    str(_write(work, "aider", AIDER_SCRIPT)),
-                                                    "--record", str(work / "aider.jsonl")], width=110, height=32)
+    claude_pane = surface.new_session("claude-demo", agent_command(_write(work, "claude", CLAUDE_SCRIPT),
+                                                                   work / "claude.jsonl"), width=110, height=32)
+    aider_pane = surface.new_session("aider-demo", agent_command(_write(work, "aider", AIDER_SCRIPT),
+                                                                 work / "aider.jsonl"), width=110, height=32)
     sup = Supervisor(surface, settings, RunConfig(policy=demo_policy()), socket=socket)
     t0 = time.time()
     human_done = {"claude": False}
@@ -178,10 +176,14 @@ def main(argv: list[str] | None = None) -> int:
          f"  supervisor runs show {claude.run_id}\n"
          "  supervisor warehouse sql \"select kind, count(*) from events group by kind order by 2 desc\"\n"
          "  supervisor warehouse sql \"select run_id, kind, detail from friction order by occurred_at\"")
-    _say(f"\ndone in {time.time() - t0:.1f}s")
-    ok = claude.outcome == "finished" and aider.outcome == "escalated" and workflow["outcome"] == "finished"
+    stray = sum(stray_count(p) for p in (work / "claude.jsonl", work / "aider.jsonl", workflow["agent_record"]))
+    _say(f"\nstray keys (keys that reached an agent while no prompt was live): {stray}")
+    _say(f"done in {time.time() - t0:.1f}s")
+    ok = (claude.outcome == "finished" and aider.outcome == "escalated" and workflow["outcome"] == "finished"
+          and stray == 0)
     if not ok:
-        _say(f"demo did not go as planned: outcomes {[r.outcome for r in runs] + [workflow['outcome']]}")
+        _say(f"demo did not go as planned: outcomes {[r.outcome for r in runs] + [workflow['outcome']]}, "
+             f"stray keys {stray}")
     return 0 if ok else 1
 
 

@@ -1,15 +1,18 @@
-"""Helpers for tests that drive the scripted agent under a real supervisor in real tmux."""
+"""Helpers for tests that drive the scripted agent under a real supervisor in real tmux.
+
+Every agent a :class:`LiveHarness` starts is checked for stray keys when the harness stops: a
+key that reached the agent while no prompt was live fails the test (pass ``stray_ok=True`` to
+:meth:`LiveHarness.start_agent` only where a test sends one on purpose)."""
 
 from __future__ import annotations
 
-import json
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from evals.agent import agent_command, answers, read_record, stray_keys
 from supervisor.models import Event
 from supervisor.policy import Policy, baseline_policy
 from supervisor.runner import PaneRunner, RunConfig, Supervisor
@@ -30,28 +33,22 @@ def fast_policy(**timing: Any) -> Policy:
     return pol
 
 
-def write_script(tmp: Path, steps: list[dict[str, Any]], *, style: str = "claude", name: str = "script") -> Path:
+def write_script(tmp: Path, steps: list[dict[str, Any]], *, style: str = "claude", name: str = "script",
+                 **top: Any) -> Path:
+    """A scripted-agent script file (``top``: ``mode``, ``cwd``, ``paste_enter_gap_s``...)."""
     path = tmp / f"{name}.yaml"
-    path.write_text(yaml.safe_dump({"style": style, "cwd": "/tmp/proj", "steps": steps}, allow_unicode=True))
+    path.write_text(yaml.safe_dump({"style": style, "cwd": "/tmp/proj", **top, "steps": steps}, allow_unicode=True))
     return path
 
 
-def agent_command(script: Path, record: Path) -> list[str]:
-    return [sys.executable, "-m", "supervisor.demo_agent", str(script), "--record", str(record)]
+__all__ = ["LiveHarness", "agent_command", "answers", "assert_no_stray_keys", "events", "fast_policy", "read_record",
+           "write_script"]
 
 
-def read_record(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            out.append(json.loads(line))
-    return out
-
-
-def answers(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["id"]: r for r in read_record(path) if r["event"] == "answer"}
+def assert_no_stray_keys(*records: Path) -> None:
+    """No key reached these agents while no prompt was live."""
+    stray = {str(r): s for r in records if (s := stray_keys(r))}
+    assert not stray, f"stray keys reached the agent: {stray}"
 
 
 def events(runner: PaneRunner, kind: str | None = None) -> list[Event]:
@@ -69,11 +66,16 @@ class LiveHarness:
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
         self._n = 0
+        self.records: list[Path] = []
+        """Records of the agents started here: checked for stray keys by :meth:`stop`."""
 
-    def start_agent(self, script: Path, record: Path, *, session: str | None = None) -> PaneInfo:
+    def start_agent(self, script: Path, record: Path, *, session: str | None = None, stray_ok: bool = False,
+                    width: int = 100, height: int = 30) -> PaneInfo:
         self._n += 1
+        if not stray_ok:
+            self.records.append(record)
         return self.surface.new_session(session or f"agent{self._n}", agent_command(script, record),
-                                        width=100, height=30, cwd=str(REPO))
+                                        width=width, height=height, cwd=str(REPO))
 
     def supervise(self, *panes: PaneInfo) -> list[PaneRunner]:
         runners = [self.sup.add_pane(p) for p in panes]
@@ -101,3 +103,4 @@ class LiveHarness:
         self.sup.close(final_sync=False)
         if self.error is not None:
             raise self.error
+        assert_no_stray_keys(*self.records)

@@ -23,5 +23,6 @@ def test_demo_runs_end_to_end(tmp_path: Path, cli_env: dict[str, str]) -> None:
     assert "supervisor runs show run_" in text
     assert "workflow demo: run run_" in text and "finished" in text and "1 failed -> retry" in text
     assert "reviewed by human" in text
+    assert "stray keys (keys that reached an agent while no prompt was live): 0" in text
     assert len(list((home / "journals").glob("*.jsonl"))) == 3  # two live runs and the workflow run
     assert (home / "warehouse.duckdb").exists()

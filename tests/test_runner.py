@@ -435,7 +435,7 @@ def test_agent_from_the_launched_command_or_the_pane_process(harness, tmp_path: 
     policy = baseline_policy()
     assert agent_from_argv(["python3", "-m", "aider", "--model", "x"], policy) == "aider"
     assert agent_from_argv("npx @anthropic-ai/claude-code", policy) == "claude"
-    assert agent_from_argv(["python3", "-m", "supervisor.demo_agent", "s.yaml"], policy) == "unknown"
+    assert agent_from_argv(["python3", "-m", "evals.agent", "s.yaml"], policy) == "unknown"
     assert agent_from_argv(["vim", "claude.md"], policy) == "unknown"
     fake = tmp_path / "aider.py"
     fake.write_text("import sys, time\nprint('hello from a tool', flush=True)\ntime.sleep(120)\n")

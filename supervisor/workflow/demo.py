@@ -86,8 +86,9 @@ def run_workflow_demo(settings: Settings, *, workdir: Path | None = None, timeou
     record = base / "agent-record.jsonl"
     surface = TmuxSurface(settings.tmux_socket)
     session = f"sv-wfdemo-{uuid.uuid4().hex[:6]}"
-    info = surface.new_session(session, [sys.executable, "-m", "supervisor.workflow.scripted_agent", str(script_path),
-                                         "--record", str(record), "--cwd", str(project)],
+    from evals.agent import agent_command
+
+    info = surface.new_session(session, agent_command(script_path, record, "--cwd", str(project)),
                                width=110, height=45, cwd=str(project))
     run_id = new_id("run_")
     pol = policy or baseline_policy()
@@ -129,6 +130,7 @@ def run_workflow_demo(settings: Settings, *, workdir: Path | None = None, timeou
         "workflow_decisions": s.workflow_decisions,
         "reviewed_by": s.reviews,
         "spec": str(spec_path),
+        "agent_record": str(record),
         "project": str(project),
         "look_further": [f"supervisor runs summarize {run_id}", f"supervisor runs show {run_id}",
                          f"supervisor runs postmortem {run_id}", f"supervisor runs replay {run_id}"],

@@ -4,13 +4,13 @@ scripted checkpoint agent in a real tmux pane, and readers for its record and th
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from evals.agent import agent_command
 from supervisor.journal import iter_events
 from supervisor.models import Event
 from supervisor.surfaces.tmux import TmuxSurface
@@ -57,6 +57,11 @@ class Setup:
         return [r["text"] for r in self.records("instruction")]
 
 
+STARTED: list[Path] = []
+"""Records of the agents started by the current test (tests/workflow/conftest.py checks them for
+stray keys after each test)."""
+
+
 def start_agent(tmp_path: Path, socket: str, script: dict[str, Any], *, spec_text: str = SPEC3,
                 approve: bool = True, name: str = "wf") -> Setup:
     project = tmp_path / "project"
@@ -66,9 +71,9 @@ def start_agent(tmp_path: Path, socket: str, script: dict[str, Any], *, spec_tex
     script_path = tmp_path / "script.yaml"
     script_path.write_text(yaml.safe_dump(script))
     record = tmp_path / "agent.jsonl"
+    STARTED.append(record)
     surface = TmuxSurface(socket)
-    cmd = [sys.executable, "-m", "supervisor.workflow.scripted_agent", str(script_path), "--record", str(record),
-           "--cwd", str(project)]
+    cmd = agent_command(script_path, record, "--cwd", str(project))
     info = surface.new_session(name, cmd, width=110, height=45, cwd=str(project))
     return Setup(project, spec_path, record, info.pane_id, surface)
 

@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evals.agent import agent_command
 from tests.conftest import REPO, run_cli
 from tests.helpers import retry_until
 from tests.workflow.e2e_helpers import (
     SPEC3,
+    STARTED,
     journal_events,
     kinds,
     script3,
@@ -286,11 +288,11 @@ def test_cli_run_with_spec_and_draft_refused(tmp_path: Path, tmux_socket: str, s
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump(script3()))
     record = tmp_path / "agent.jsonl"
+    STARTED.append(record)
     env["SUPERVISOR_POLICY"] = str(policy_file(tmp_path))
     log = tmp_path / "run.log"
     proc = subprocess.Popen([sys.executable, "-m", "supervisor", "run", "--spec", str(spec), "--session", "wfcli",
-                             "--", sys.executable, "-m", "supervisor.workflow.scripted_agent", str(script),
-                             "--record", str(record), "--cwd", str(project)],
+                             "--", *agent_command(script, record, "--cwd", str(project))],
                             env=env, cwd=project, stdout=open(log, "wb"), stderr=subprocess.STDOUT)  # noqa: SIM115
     try:
         def run_id() -> str | None:
