@@ -75,7 +75,9 @@ class Terminal:
     def __enter__(self) -> Terminal:
         if os.isatty(self.fd):
             self._saved = termios.tcgetattr(self.fd)
-            tty.setraw(self.fd)
+            # TCSANOW, not setraw's default TCSAFLUSH: keys typed before we started are kept, as
+            # a real agent keeps what was typed while it loaded
+            tty.setraw(self.fd, termios.TCSANOW)
         self.out.write("\x1b[?2004h")  # bracketed paste on: tmux's paste-buffer -p wraps pastes
         self.out.flush()
         return self

@@ -75,6 +75,7 @@ def test_checkpoints_from_the_transcript(tmp_path: Path, tmux_socket: str, sv_ho
     t = threading.Thread(target=go, daemon=True)
     t.start()
     retry_until(lambda: journal_events(sv_home, run_id), 20)
+    retry_until(lambda: s.records("spinner"), 60, message="the agent to start working")
     with open(transcript, "a") as fh:
         fh.write(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
             {"type": "text", "text": "Wrote it.\n<checkpoint>\ncheckpoint_seq: 1\nstatus: step_done\n"
