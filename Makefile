@@ -33,7 +33,7 @@ e2e: $(STAMP) tmux
 lint: $(STAMP)
 	$(BIN)/ruff check supervisor evals tests bench
 	$(BIN)/mypy supervisor/models.py supervisor/policy.py supervisor/screen.py supervisor/classify.py \
-	  supervisor/decide.py supervisor/workflow/gate.py supervisor/workflow/checkpoint.py supervisor/judge/consult.py \
+	  supervisor/decide.py supervisor/runstate.py supervisor/workflow/gate.py supervisor/workflow/checkpoint.py supervisor/judge/consult.py \
 	  evals/compare.py evals/scorers.py supervisor/redact.py supervisor/journal.py
 
 bench: $(STAMP) tmux

@@ -80,7 +80,9 @@ def run_episode(script: dict[str, Any] | Path, policy: Policy, *, policy_path: s
             pfile = Path(tmp) / "policy.yaml"
             pfile.write_text(dump_policy(policy), encoding="utf-8")
             args += ["--policy", str(pfile)]
-        args += [*(extra_args or []), "--", *agent_command(script_path, record)]
+        # one turn per episode: the run ends when the agent's turn finishes (a run lasts as long as
+        # its agent otherwise, and the scripted agent waits at its input box forever)
+        args += ["--turns", "1", *(extra_args or []), "--", *agent_command(script_path, record)]
         env = dict(os.environ, SUPERVISOR_HOME=str(home), SUPERVISOR_TMUX_SOCKET=socket, PYTHONUNBUFFERED="1")
         env.pop("SUPERVISOR_WAREHOUSE", None)
         t0 = time.monotonic()

@@ -2,9 +2,10 @@
 
 Two scripted agents run in a private tmux server, supervised by one process:
 
-* a Claude-style session: a trust dialog and tool/edit permissions are answered; a force push
-  is escalated, and the demo then plays the human who declines it in the pane, so supervision
-  resumes by itself; the agent finishes and the finish is detected;
+* a Claude-style session given a task (as ``supervisor run --task``): its trust dialog is
+  answered, the task is typed into its input box once it is ready, its tool/edit permissions
+  are answered; a force push is escalated, and the demo then plays the human who declines it in
+  the pane, so supervision resumes by itself; the task's turn finishes and the run ends;
 * an aider-style session: a y/n question is answered; ``rm -rf`` of the home folder is
   escalated and left paused, so that run ends ``escalated`` and waits for a human.
 
@@ -40,7 +41,8 @@ CLAUDE_SCRIPT: dict[str, Any] = {
     "style": "claude",
     "cwd": "/home/dev/shop",
     "steps": [
-        {"prompt": {"id": "trust", "kind": "trust_files"}},
+        {"prompt": {"id": "trust", "kind": "trust_files", "dismiss": {"redraws": 1, "every_s": 0.3}}},
+        {"idle": {"id": "task"}},
         {"say": "I'll start by running the test suite to see what fails."},
         {"spinner": {"seconds": 1.0, "verb": "Reading files"}},
         {"prompt": {"id": "tests", "kind": "bash", "command": "npm test", "description": "Run the test suite"}},
@@ -70,6 +72,9 @@ AIDER_SCRIPT: dict[str, Any] = {
         {"done": {"seconds": 120}},
     ],
 }
+
+
+CLAUDE_TASK = "Fix the discount bug in src/cart.ts and make the tests pass."
 
 
 def demo_policy() -> Policy:
@@ -106,21 +111,29 @@ def main(argv: list[str] | None = None) -> int:
                                                                    work / "claude.jsonl"), width=110, height=32)
     aider_pane = surface.new_session("aider-demo", agent_command(_write(work, "aider", AIDER_SCRIPT),
                                                                  work / "aider.jsonl"), width=110, height=32)
-    sup = Supervisor(surface, settings, RunConfig(policy=demo_policy()), socket=socket)
+    policy = demo_policy()
+    sup = Supervisor(surface, settings, RunConfig(policy=policy), socket=socket)
     t0 = time.time()
     human_done = {"claude": False}
     claude: PaneRunner | None = None
 
     def on_journal(runner: PaneRunner, ev: Any) -> None:
         p = ev.payload
-        who = "claude-style" if runner is claude else "aider-style "
+        who = "claude-style" if runner.pane_id == claude_pane.pane_id else "aider-style "
         at = f"{ev.at - t0:5.1f}s"
-        if ev.kind == "action" and p.get("delivered") and p.get("confirmed") is None:
+        if ev.kind == "action" and p.get("kind") == "send_keys" and p.get("delivered") and p.get("confirmed") is None:
             _say(f"{at} {who} answered with {' '.join(p['keys'])}")
         elif ev.kind == "pause":
             _say(f"{at} {who} ESCALATED: {p['pause_reason']}\n{'':7}next: {p['next_action']}")
         elif ev.kind == "resume":
-            _say(f"{at} {who} resumed: the prompt is gone")
+            chose = f"; they chose {p['selected']!r}" if p.get("selected") else ""
+            _say(f"{at} {who} resumed: the prompt is gone (by {p.get('by')} after {p.get('waited_s', 0):.1f}s{chose})")
+        elif ev.kind == "task" and p.get("status") == "queued":
+            _say(f"{at} {who} task: {p.get('text')}")
+        elif ev.kind == "action" and p.get("kind") == "task" and p.get("confirmed"):
+            _say(f"{at} {who} typed the task into the agent; it took it")
+        elif ev.kind == "turn_finished":
+            _say(f"{at} {who} turn {p['turn']} finished ({p['answered']} answered, {p['escalated']} escalated)")
         elif ev.kind == "run_ended":
             _say(f"{at} {who} run ended: {p['outcome']}")
         elif ev.kind == "notification" and p.get("ok"):
@@ -128,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sup.on_journal = on_journal
     _say(f"demo: two scripted agents on a private tmux server (tmux -L {socket}), one supervisor\n")
-    claude = sup.add_pane(claude_pane)
+    claude = sup.add_pane(claude_pane, config=RunConfig(policy=policy, task=CLAUDE_TASK))
     aider = sup.add_pane(aider_pane)
 
     def until() -> bool:
@@ -152,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     for r, name in ((claude, "claude-style"), (aider, "aider-style")):
         evs = r.journal.events()
         count = {k: sum(1 for e in evs if e.kind == k) for k in ("observation", "decision", "pause", "friction")}
-        answered = sum(1 for e in evs if e.kind == "action" and e.payload.get("delivered")
-                       and e.payload.get("confirmed") is None)
+        answered = sum(1 for e in evs if e.kind == "action" and e.payload.get("kind") == "send_keys"
+                       and e.payload.get("delivered") and e.payload.get("confirmed") is None)
         _say(f"  {name}  run {r.run_id}  outcome={r.outcome}  answers={answered}  escalations={count['pause']}  "
              f"observations={count['observation']}  friction={count['friction']}")
     synced = sup.feeder.syncs

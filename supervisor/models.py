@@ -74,6 +74,9 @@ EventKind = Literal[
     "pause",
     "resume",
     "note",
+    "answer_skipped",
+    "turn_finished",
+    "task",
 ]
 
 FrictionKind = Literal[
@@ -296,7 +299,7 @@ class Action(_Model):
     schema_version: int = SCHEMA_VERSION
     action_id: str | None = None
     decision_id: str | None = None
-    kind: Literal["send_keys", "paste", "display_message", "exit_agent", "handoff"] = "send_keys"
+    kind: Literal["send_keys", "paste", "display_message", "exit_agent", "handoff", "task"] = "send_keys"
     keys: list[str] = Field(default_factory=list)
     text: str | None = None
     pane_id: str | None = None

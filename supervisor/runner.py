@@ -1,23 +1,41 @@
 """The live supervision loop: observe -> classify -> decide -> act -> check -> record.
 
 One :class:`PaneRunner` supervises one pane as one run with its own journal. A
-:class:`Supervisor` drives any number of them from a single thread: surface reader threads put
-output events on a queue, the loop blocks on that queue, and the only timers are the ones a
-pending decision needs (settle after output, answer confirmation, stall check, finish
-re-check, the end of a cooldown or of a human's turn). A quiet pane costs nothing.
+:class:`Supervisor` drives any number of them: surface reader threads put output events on a
+queue, the loop blocks on that queue and hands each pane's due work (look at the screen,
+decide, act) to a worker pool, so one pane's settle delay, capture, keys, exit-status wait or
+LLM judge call never delays another pane's prompt. The only timers are the ones a pending
+decision needs (settle after output, answer confirmation, a dismissing prompt's grace, stall
+check, finish re-check, the end of a cooldown or of a human's turn, a task's paste/submit). A
+quiet pane costs nothing.
 
-Order of operations, always: journal (fsynced) first, then act. The warehouse is fed from a
-background thread (:class:`WarehouseFeeder`) and may be locked by a notebook; supervision
-never waits for it.
+Order of operations, always: journal (fsynced) first, then act. The runner changes its state
+only by journaling events and folding them (:class:`supervisor.runstate.RunFold`), so a
+supervisor restarted on the journal continues the same run with the same state. The warehouse
+is fed from a background thread (:class:`WarehouseFeeder`) and may be locked by a notebook;
+supervision never waits for it.
+
+At most one answer per prompt instance: a live prompt is matched to an instance (see
+:mod:`supervisor.runstate`); once answered, the instance is never answered again while it waits
+to go (``answer_skipped`` says why); still live after ``confirm_timeout_s`` means the answer did
+not take: one retry after the cooldown, then the strike guard escalates. A prompt that is not
+the live bottom of the screen (output follows it, or, for line prompts, the cursor has moved on)
+gets no keys. Keys are never sent when no live prompt is on screen.
+
+A run lasts as long as the agent: each finished turn is a ``turn_finished`` event; a run given a
+task (``--task``, ``supervisor runs task``) types it once the agent is ready and ends when its
+tasks are done (``--turns N`` ends after N turns; ``--exit-on-finish`` quits the agent at the end).
 
 Human at the keyboard (the heuristic, documented): tmux does not tell us who typed a key, so
 we attribute screen changes. Output within ``confirm_timeout_s`` of keys we sent is ours.
 Otherwise, a changed screen while a human's tmux client on that session shows activity
-(``client_activity``, whole seconds) is the human; a prompt we saw (and did not answer, and did not escalate) that disappears means a
-human answered it; a change of the cursor row while the agent sits idle means a human is
-typing in its input box. Either records ``human_keystrokes`` friction (once per human turn)
-and keeps our hands off the pane for ``policy.timing.human_quiet_s``. A prompt disappearing
-while the run is paused is the human resolving the escalation: that is a ``resume``.
+(``client_activity``, whole seconds), a prompt we saw (and did not answer) that disappears, or
+a changed input box while the agent sits idle is the human. Only keys a human sends while a
+prompt is live (or that answer it) keep our hands off prompts for ``policy.timing.human_quiet_s``
+(said in the pane with display-message); typing a message into the agent's input box does not,
+though it holds back the end of a turn and the typing of a queued task. A paused prompt or
+blocker that goes away is a ``resume``, with who or what ended it, how long it waited, and
+what the human selected when the screen shows it.
 """
 
 from __future__ import annotations
@@ -27,31 +45,35 @@ import getpass
 import logging
 import os
 import queue
+import re
+import selectors
 import socket as socketlib
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from supervisor import __version__
 from supervisor.agents import agent_from_argv, agent_of_pane, exit_keys, is_shell
-from supervisor.errors import PaneGone, SurfaceError
+from supervisor.control import RunControl
+from supervisor.errors import PaneGone, SurfaceError, UsageError
 from supervisor.ids import new_id
-from supervisor.journal import Journal
-from supervisor.models import Action, Decision, Event, Friction, FrictionKind, Observation, RunState, Screen
+from supervisor.journal import Journal, iter_events
+from supervisor.models import Action, Decision, Event, Friction, FrictionKind, Observation, Prompt, Screen
 from supervisor.policy import Policy
 from supervisor.redact import clip
-from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
+from supervisor.runstate import DISMISS_GRACE_S, RunFold, new_instance_id
 from supervisor.settings import Settings
 from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen, Surface
 
-logger = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
 
-Outcome = Literal["finished", "exited", "stopped", "escalated"]
-"""How a run ended: the agent finished (idle confirmed after work); its program exited (or
-the pane vanished); the supervisor was stopped; stopped while paused on an escalation."""
+Outcome = Literal["finished", "exited", "stopped", "escalated", "lost"]
+"""How a run ended: its task (or its turns) finished; the agent exited (or its pane was
+closed); the supervisor was stopped; stopped while paused on an escalation; the tmux server
+went away (what happened to the agent is unknown)."""
 
 BUSY_JOURNAL_EVERY_S = 5.0
 """While a pane stays busy and keeps printing, journal its observation at most this often."""
@@ -59,6 +81,27 @@ MAX_IDLE_WAIT_S = 10.0
 """The loop wakes at least this often (a few microseconds of CPU) so signals are never missed."""
 MAX_SETTLE_DELAY_S = 1.0
 """Under continuous output (a spinner), observe at least this often anyway."""
+MAX_ANSWERS_PER_INSTANCE = 2
+"""An answer and at most one retry per prompt instance; then it is escalated."""
+TASK_READY_S = 0.5
+"""The agent must have sat idle this long before a task is typed (its input box is up)."""
+TASK_SUBMIT_GAP_S = 0.3
+"""Between pasting a task and pressing Enter (Codex takes a fast Enter as part of the paste)."""
+LINE_STYLES = ("letter_enter", "text")
+"""Prompts answered on their own line: live only while the cursor sits on it."""
+
+
+def runs_us(info: PaneInfo) -> bool:
+    """Whether this process is the pane's process or one of its descendants."""
+    import psutil
+
+    if not info.pid:
+        return False
+    try:
+        me = psutil.Process(os.getpid())
+        return info.pid == me.pid or any(p.pid == info.pid for p in me.parents())
+    except (psutil.Error, OSError):
+        return False
 
 
 @dataclass
@@ -68,8 +111,11 @@ class RunConfig:
     policy: Policy
     shadows: list[Policy] = field(default_factory=list)
     exit_on_finish: bool = False
-    end_on_finish: bool = True
-    """End the run once it is finished (``run``); fleets may keep the pane for a new run."""
+    """Quit the agent (its exit keys) when the run is finished."""
+    task: str | None = None
+    """Type this into the agent once it is ready; the run ends when its tasks are finished."""
+    turns: int | None = None
+    """End the run after this many finished turns (None: the run lasts as long as the agent)."""
     scrollback: int = 0
     command: list[str] | str | None = None
     """The command ``run`` started (journaled in ``run_started``)."""
@@ -77,26 +123,72 @@ class RunConfig:
     """Override of ``policy.timing.settle_ms`` (benchmarks)."""
 
 
-@dataclass
-class _Pending:
-    """An answer sent and not yet confirmed."""
-
-    action: Action
-    signature: str | None
-    screen_hash: str
-    sent_at: float
-
-
 def _now() -> float:
     return time.time()
 
 
+# -- where a prompt sits, and whether it is live ------------------------------------------------------
+def _head(text: str, n: int = 24) -> str:
+    return " ".join(text.split())[:n]
+
+
+def prompt_rows(screen: Screen, prompt: Prompt) -> tuple[int, int] | None:
+    """The rows (0-based, in ``screen.text``) the prompt occupies: the classifier's placement
+    (``Prompt.first_row``/``last_row``) when it gives one, else found by its last option's label
+    (menus) or its question (line prompts), searching from the bottom."""
+    first, last = getattr(prompt, "first_row", None), getattr(prompt, "last_row", None)
+    if isinstance(first, int) and isinstance(last, int):
+        return first, last
+    lines = [" ".join(ln.split()) for ln in screen.text.split("\n")]
+    q = _head(prompt.question)
+
+    def find(needle: str, below: int) -> int | None:
+        if not needle:
+            return None
+        for i in range(below, -1, -1):
+            if needle in lines[i]:
+                return i
+        return None
+
+    bottom = len(lines) - 1
+    if prompt.input_style in LINE_STYLES or not prompt.options:
+        row = find(q, bottom)
+        return (row, row) if row is not None else None
+    last_row = find(_head(prompt.options[-1].label, 20), bottom)
+    if last_row is None:
+        return None
+    first_row = find(q, last_row)
+    return (first_row if first_row is not None else max(0, last_row - len(prompt.options)), last_row)
+
+
+def prompt_is_live(screen: Screen, prompt: Prompt, rows: tuple[int, int] | None) -> tuple[bool, str]:
+    """Whether the prompt is the live bottom of the screen (and why not). A line prompt is live
+    only while the cursor sits on its row and nothing follows it; a menu only while at most its
+    footer follows (the classifier's placement, when given, already means live)."""
+    if rows is None:
+        return True, ""  # placement unknown: the classifier's word stands
+    first, last = rows
+    lines = screen.text.split("\n")
+    below = [ln for ln in lines[last + 1:] if ln.strip()]
+    if prompt.input_style in LINE_STYLES:
+        if below:
+            return False, "output follows the prompt"
+        if screen.cursor_y is not None and screen.cursor_y > last:
+            return False, "the cursor has moved past the prompt"
+        return True, ""
+    placed = isinstance(getattr(prompt, "last_row", None), int)
+    if not placed and len(below) > 3:
+        return False, "output follows the prompt"
+    return True, ""
+
+
 class PaneRunner:
-    """Supervises one pane as one run. Not thread-safe: the :class:`Supervisor` loop owns it."""
+    """Supervises one pane as one run. Not thread-safe for its work: the :class:`Supervisor` runs at
+    most one :meth:`tick` of a runner at a time; :meth:`on_event` may come from another thread."""
 
     def __init__(self, surface: Surface, pane: PaneInfo, settings: Settings, config: RunConfig, *,
                  run_id: str | None = None, on_change: Callable[[PaneRunner, Event], None] | None = None,
-                 socket: str | None = None) -> None:
+                 socket: str | None = None, resume: bool = False) -> None:
         from supervisor.classify import classify
         from supervisor.decide import decide
         from supervisor.screen import make_screen
@@ -109,18 +201,23 @@ class PaneRunner:
         self.config = config
         self.policy = config.policy
         self.policy_id = config.policy.policy_id
-        self.shadows = [(p.policy_id, p) for p in config.shadows]
         self.socket = socket
         self.run_id = run_id or new_id("run_")
-        self.journal = Journal(settings.journal_path(self.run_id), self.run_id)
+        self.control = RunControl(settings, self.run_id)
+        if not self.control.held:
+            self.control.close()
+            raise UsageError(f"run {self.run_id} is already supervised by another process",
+                             "see `supervisor status`; stop that supervisor first")
+        path = settings.journal_path(self.run_id)
+        self.resuming = resume and path.exists()
+        earlier = list(iter_events(path)) if self.resuming else []
+        self.journal = Journal(path, self.run_id)
         self._offpane: Any = None
         """The NotificationHub for escalations, made at the first one (its webhook has a thread)."""
         self._on_change = on_change
-        now = _now()
-        self.state = RunState(run_id=self.run_id, now=now, started_at=now, last_output_at=now)
-        self.shadow_states = {pid: RunState(run_id=self.run_id, now=now, started_at=now, last_output_at=now)
-                              for pid, _ in self.shadows}
         timing = self.policy.timing
+        self.fold = RunFold.from_events(earlier, self.run_id, recheck_s=timing.recheck_s)
+        self.shadows = [_Shadow(p, self) for p in config.shadows]
         settle = config.settle_ms if config.settle_ms is not None else timing.settle_ms
         self.settle_s = settle / 1000.0
         self.outcome: Outcome | None = None
@@ -128,28 +225,32 @@ class PaneRunner:
         self.last_obs: Observation | None = None
         self.last_screen: Screen | None = None
         self.last_hash: str | None = None
+        self.last_live: dict[str, Any] | None = None
+        self._sched = threading.Lock()
         self._last_journaled_at = 0.0
         self._observe_at: float | None = None
         self._first_unobserved: float | None = None
         self._timer_at: float | None = None
-        self._pending: _Pending | None = None
         self._reason = "start"
-        self._probes: list[float] = []
-        self._last_action: Action | None = None
+        self._requests_due = False
         self._our_keys_at = 0.0
-        self._answered_sigs: dict[str, float] = {}
-        self._gone_since_answer: set[str] = set()
-        self._human_turn = False
-        self._stall_recorded_at: float | None = None
         self._last_full_obs_at = 0.0
+        self._stall_recorded_at: float | None = None
         self._end_extra: dict[str, Any] = {}
+        self._last_output_at = self.fold.state.last_output_at or _now()
+        self._idle_since: float | None = None
+        self._holding_shown = False
+        self._paused_prompt: Prompt | None = None
+        self._paused_highlight: int | None = None
+        """The escalated prompt as last seen, and its highlight when escalated (what a human chose)."""
+        self._task: _TaskDelivery | None = None
+        self._not_live_why = ""
         known = agent_from_argv(config.command, self.policy)
         if known == "unknown":
             known = agent_of_pane(pane, self.policy)
         self.known_agent = "unknown" if is_shell(known) else known
         """The agent the runner knows it supervises (the command it launched, the pane's process):
         filled into observations whose screen does not name it."""
-        """Extra ``run_ended`` fields (the blocker an exited agent showed)."""
         self.observations = 0
         self.decisions: list[Decision] = []
         from supervisor.judge import PaneJudge, build_judge
@@ -157,20 +258,38 @@ class PaneRunner:
         # The optional LLM judge (issue 7); with judge.consult: never it is None and decide runs alone.
         self.judge = PaneJudge(build_judge(self.policy, settings), self.policy)
 
+    @property
+    def state(self) -> Any:
+        """The run state decide sees (folded from the journal)."""
+        return self.fold.state
+
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
         info = self.pane
-        cmd = self.config.command
-        self._append("run_started", {
-            "run_id": self.run_id, "command": cmd if cmd is not None else info.current_command,
-            "pane_id": self.pane_id, "session": info.session, "socket": self.socket,
-            "policy_id": self.policy_id, "policy_name": self.policy.name,
-            "shadow_policy_ids": [pid for pid, _ in self.shadows], "agent": self.known_agent,
-            "cwd": info.current_path or os.getcwd(), "host": socketlib.gethostname(), "pid": os.getpid(),
-            "user": _user(), "package_version": __version__,
-        })
-        # Look once right away: the pane may already show a prompt.
+        if self.resuming:
+            self._append("note", {"type": "supervision_resumed", "pane_id": self.pane_id, "pid": os.getpid(),
+                                  "host": socketlib.gethostname(), "socket": self.socket,
+                                  "policy_id": self.policy_id})
+            self._reconcile_unknown()
+        else:
+            cmd = self.config.command
+            policies = {self.policy_id: self.policy.canonical()}
+            for sh in self.shadows:
+                policies[sh.policy_id] = sh.policy.canonical()
+            self._append("run_started", {
+                "run_id": self.run_id, "command": cmd if cmd is not None else info.current_command,
+                "pane_id": self.pane_id, "pane_pid": info.pid, "session": info.session, "socket": self.socket,
+                "policy_id": self.policy_id, "policy_name": self.policy.name,
+                "shadow_policy_ids": [sh.policy_id for sh in self.shadows], "policies": policies,
+                "agent": self.known_agent, "cwd": info.current_path or os.getcwd(), "task": self.config.task,
+                "turns": self.config.turns, "exit_on_finish": self.config.exit_on_finish,
+                "host": socketlib.gethostname(), "pid": os.getpid(), "user": _user(), "package_version": __version__,
+            })
+            if self.config.task:
+                self.queue_task(self.config.task, source="run --task")
+        # Look once right away: the pane may already show a prompt; requests may be waiting.
         self._observe_at = _now()
+        self._requests_due = True
 
     def end(self, outcome: Outcome, *, exit_code: int | None = None, reason: str = "") -> None:
         if self.outcome is not None:
@@ -179,12 +298,14 @@ class PaneRunner:
         self.exit_code = exit_code
         if self._offpane is not None:  # bounded: a dead webhook delays the end by close_timeout_s at most
             self._offpane.close()
+        rs = self.state
         self._append("run_ended", {"outcome": outcome, "exit_code": exit_code, "pane_id": self.pane_id,
-                                   "reason": reason, "paused": self.state.paused,
-                                   "pause_reason": self.state.pause_reason,
-                                   "interventions": self.state.interventions, "stalls": self.state.stalls}
+                                   "reason": reason, "paused": rs.paused, "pause_reason": rs.pause_reason,
+                                   "interventions": rs.interventions, "stalls": rs.stalls,
+                                   "turns": self.fold.turn - 1}
                      | self._end_extra)
         self.journal.close()
+        self.control.close()
 
     def stop(self) -> None:
         """End the run because the supervisor stops (Ctrl-C): ``escalated`` if paused."""
@@ -194,73 +315,79 @@ class PaneRunner:
     def done(self) -> bool:
         return self.outcome is not None
 
-    # -- events ------------------------------------------------------------------------------------
+    # -- events (any thread) ---------------------------------------------------------------------------
     def on_event(self, ev: OutputEvent) -> None:
         if self.done:
             return
         now = ev.at or _now()
-        if ev.kind == "output":
-            self.state.last_output_at = now
-            self._stall_recorded_at = None
-            if self._first_unobserved is None:
-                self._first_unobserved = now
-            cap = self._first_unobserved + max(MAX_SETTLE_DELAY_S, 4 * self.settle_s)
-            self._observe_at = min(now + self.settle_s, cap)
-            self._reason = "output"
-        elif ev.kind == "tick":
-            self._observe_at = now
-            self._reason = "poll"
-        elif ev.kind in ("pane_dead", "pane_gone"):
-            self._observe_at = now
-            self._reason = ev.kind
+        with self._sched:
+            if ev.kind == "output":
+                self._last_output_at = now
+                self._stall_recorded_at = None
+                if self._first_unobserved is None:
+                    self._first_unobserved = now
+                cap = self._first_unobserved + max(MAX_SETTLE_DELAY_S, 4 * self.settle_s)
+                self._observe_at = min(now + self.settle_s, cap)
+                self._reason = "output"
+            elif ev.kind == "tick":
+                self._observe_at = now
+                self._reason = "poll"
+            elif ev.kind in ("pane_dead", "pane_gone"):
+                self._observe_at = now
+                self._reason = ev.kind
+            elif ev.kind == "requests":
+                self._requests_due = True
 
     def next_deadline(self) -> float | None:
         if self.done:
             return None
-        times = [t for t in (self._observe_at, self._timer_at) if t is not None]
-        if self._probes:
-            times.append(self._probes[0])
+        with self._sched:
+            if self._requests_due:
+                return 0.0  # due at once
+            times = [t for t in (self._observe_at, self._timer_at) if t is not None]
         return min(times) if times else None
 
     def tick(self, now: float) -> None:
         """Run whatever is due at ``now``."""
         if self.done:
             return
-        if self._probes and self._probes[0] <= now:
-            while self._probes and self._probes[0] <= now:
-                self._probes.pop(0)
-            self._probe(now)
-        due_observe = self._observe_at is not None and self._observe_at <= now
-        due_timer = self._timer_at is not None and self._timer_at <= now
-        if not (due_observe or due_timer):
-            return
-        trigger = self._reason if due_observe else "timer"
-        self._observe_at = None
-        self._first_unobserved = None
-        if due_timer:
-            self._timer_at = None
-        self.observe(now, trigger=trigger, force=due_timer)
+        with self._sched:
+            requests, self._requests_due = self._requests_due, False
+            due_observe = self._observe_at is not None and self._observe_at <= now
+            due_timer = self._timer_at is not None and self._timer_at <= now
+            if due_observe or due_timer:
+                trigger = self._reason if due_observe else "timer"
+                self._observe_at = None
+                self._first_unobserved = None
+                if due_timer:
+                    self._timer_at = None
+        if requests:
+            self._handle_requests(now)
+        if (due_observe or due_timer) and not self.done:
+            self.observe(now, trigger=trigger, force=due_timer)
 
     # -- one observation ---------------------------------------------------------------------------
     def observe(self, now: float, *, trigger: str = "output", force: bool = False) -> Decision | None:
         try:
             raw = self.surface.capture(self.pane_id, scrollback=self.config.scrollback)
         except PaneGone as exc:
-            self.end("exited", reason=f"pane gone: {exc.message}")
+            server = "server is not running" in exc.message
+            self.end("lost" if server else "exited",
+                     reason=("the tmux server went away" if server else "pane gone") + f": {exc.message}")
             return None
         except SurfaceError as exc:
             self._append("note", {"error": exc.one_line(), "pane_id": self.pane_id})
-            self._timer_at = now + max(1.0, self.policy.timing.recheck_s)
+            with self._sched:
+                self._timer_at = now + max(1.0, self.policy.timing.recheck_s)
             return None
         self.pane = raw.info
         screen = self._screen(raw)
         shash = screen.screen_hash
         if not force and shash == self.last_hash and not raw.info.dead:
-            self._check_pending(now, self.last_obs, shash)
-            self._schedule(now, self.last_obs)
+            self._schedule(now)
             return None
         if trigger == "poll" and shash != self.last_hash:
-            self.state.last_output_at = now  # polling: a changed screen is the only sign of output
+            self._last_output_at = now  # polling: a changed screen is the only sign of output
             self._stall_recorded_at = None
         obs = self._classify(screen, self.policy)
         if raw.info.dead and obs.state != "exited":
@@ -270,34 +397,58 @@ class PaneRunner:
             obs = obs.model_copy(update={"agent": self.known_agent})
         prev_obs, prev_screen = self.last_obs, self.last_screen
         busy_repeat = (obs.state == "busy" and prev_obs is not None and prev_obs.state == "busy"
-                       and trigger in ("output", "poll") and now - self._last_journaled_at < BUSY_JOURNAL_EVERY_S)
+                       and trigger in ("output", "poll") and now - self._last_journaled_at < BUSY_JOURNAL_EVERY_S
+                       and self._task is None)
         self.last_obs, self.last_screen, self.last_hash = obs, screen, shash
         self.observations += 1
+        if obs.state == "idle":
+            self._idle_since = self._idle_since or now
+        else:
+            self._idle_since = None
         if busy_repeat:
-            self.state.last_state = "busy"
-            self._check_pending(now, obs, shash)
-            self._schedule(now, obs)
+            self._schedule(now)
             return None
 
-        self._notice_human(now, obs, prev_obs, screen, prev_screen)
-        self._last_full_obs_at = now
-        self._maybe_resume(obs)
-        self._check_pending(now, obs, shash)
-        self._note_repeat(obs)
-
+        live = self._live_prompt(obs, screen, raw.info)
+        new_instance = live is not None and live["instance_id"] not in self.fold.instances
+        human = self._notice_human(now, obs, prev_obs, screen, prev_screen)
+        new_human_stretch = human is not None and now >= self.fold.human_until
         obs_id = new_id()
         obs.observation_id = obs_id
         obs.policy_id = obs.policy_id or self.policy_id
         self._append("observation", {
-            "observation": obs.model_dump(mode="json"), "pane_id": self.pane_id, "trigger": trigger,
-            "screen": {"screen_hash": shash, "text": screen.text, "width": screen.width,
-                       "height": screen.height, "title": screen.title, "cursor_x": screen.cursor_x,
-                       "cursor_y": screen.cursor_y, "current_command": screen.current_command,
-                       "dead": screen.dead},
+            "observation": obs.model_dump(mode="json"), "pane_id": self.pane_id, "trigger": trigger, "now": now,
+            "last_output_at": self._last_output_at, "screen": _screen_fields(screen, raw.info),
+            "live_prompt": live, "human": human,
         }, event_id=obs_id)
+        self.last_live = live
         self._last_journaled_at = now
+        if human is not None and new_human_stretch:
+            self._friction("human_keystrokes", human["what"], where=human["where"])
+        if live is not None and new_instance and obs.prompt is not None:
+            again = [i for i in self.fold.instances.values() if i.closed and i.answers
+                     and i.signature == live["signature"]]
+            if again:
+                self._friction("repeated_prompt", f"the prompt came back after we answered it: "
+                               f"{clip(obs.prompt.question, 80)!r}", instance_id=live["instance_id"])
+        self._maybe_resume(now, obs, screen)
+        self._check_instances(now)
+        self._last_full_obs_at = now
 
-        self.state.now = now
+        decision = self._decide_on(obs, screen, classified_agent)
+        decision.decision_id = new_id()
+        decision.trigger_id = obs_id
+        self._append("decision", {"decision": decision.model_dump(mode="json"), "pane_id": self.pane_id,
+                                  "now": now}, event_id=decision.decision_id)
+        self.decisions.append(decision)
+        self._shadow(screen, now, raw.info, human)
+        self._act(decision, obs, raw, now, live)
+        if not self.done:
+            self._task_step(now, obs, screen)
+            self._schedule(now)
+        return decision
+
+    def _decide_on(self, obs: Observation, screen: Screen, classified_agent: str) -> Decision:
         if self.judge.judge is None:
             decision = self._decide(obs, self.state, self.policy, policy_id=self.policy_id)
             if classified_agent != obs.agent and self._agent_keys_rule(decision):
@@ -306,26 +457,11 @@ class PaneRunner:
                 # classify read off the screen, so the filled-in agent is safe there.
                 decision = self._decide(obs.model_copy(update={"agent": classified_agent}), self.state,
                                         self.policy, policy_id=self.policy_id)
-        else:  # rules first, the judge where they cannot decide, the safety rules over it
-            decision, judge_call = self.judge.decide(obs, screen, self.state, policy_id=self.policy_id)
-            if judge_call is not None:
-                self._append("judge_call", judge_call.model_dump(mode="json"))
-        if decision.kind == "finish" and obs.state != "exited" and now < self.state.human_active_until:
-            # decide() does not look at the human window for idle screens: a human typing a new
-            # instruction into the input box means the run is not finished.
-            decision = decision.model_copy(update={
-                "kind": "wait", "rule": "human-active", "keys": [],
-                "reason": "idle, but a human is typing in the pane: not finished"})
-        decision.decision_id = new_id()
-        decision.trigger_id = obs_id
-        self._append("decision", {"decision": decision.model_dump(mode="json"), "pane_id": self.pane_id},
-                     event_id=decision.decision_id)
-        self.decisions.append(decision)
-        self._shadow(obs, now)
-        self._act(decision, obs, raw, now)
-        if not self.done:
-            advance(self.state, obs, decision, now, self.policy.timing.recheck_s)
-            self._schedule(now, obs)
+            return decision
+        # rules first, the judge where they cannot decide, the safety rules over it
+        decision, judge_call = self.judge.decide(obs, screen, self.state, policy_id=self.policy_id)
+        if judge_call is not None:
+            self._append("judge_call", judge_call.model_dump(mode="json"))
         return decision
 
     def _agent_keys_rule(self, decision: Decision) -> bool:
@@ -335,28 +471,29 @@ class PaneRunner:
         rule = next((r for r in self.policy.answers.rules if r.name == decision.rule), None)
         return rule is not None and rule.then == "keys" and rule.when.agents is not None
 
-    def _probe(self, now: float) -> None:
-        """A quick look right after sending keys, only to confirm they took. Under continuous
-        output (a spinner) the next full observation may come after the agent has already
-        moved on, possibly to an identical-looking prompt; the probe sees the change first."""
-        if self._pending is None:
-            self._probes.clear()
-            return
-        try:
-            raw = self.surface.capture(self.pane_id)
-        except SurfaceError:
-            return
-        screen = self._screen(raw)
-        self._check_pending(now, self._classify(screen, self.policy), screen.screen_hash, probe=True)
-        if self._pending is None:
-            self._probes.clear()
-            # The screen changed since the last full observation: the next one must not be
-            # skipped as "unchanged" even if the agent is back to an identical-looking screen
-            # (the same prompt again). Make sure there is a next one.
-            self.last_hash = None
-            if self._observe_at is None:
-                self._observe_at = now + self.settle_s
-                self._reason = "output"
+    def _live_prompt(self, obs: Observation, screen: Screen, info: PaneInfo,
+                     fold: RunFold | None = None) -> dict[str, Any] | None:
+        """The live prompt on this screen and its instance (None when nothing asks, or the prompt is
+        history: output follows it, the cursor moved on)."""
+        prompt = obs.prompt
+        if obs.state != "asking" or prompt is None:
+            return None
+        rows = prompt_rows(screen, prompt)
+        live, why = prompt_is_live(screen, prompt, rows)
+        base = info.history_size
+        first = base + rows[0] if rows else None
+        last = base + rows[1] if rows else None
+        out: dict[str, Any] = {"signature": prompt.signature, "agent": obs.agent, "kind": prompt.kind,
+                               "first": first, "last": last, "first_row": rows[0] if rows else None,
+                               "last_row": rows[1] if rows else None, "history_size": base}
+        if not live:
+            if fold is None:
+                self._not_live_why = why
+            return None
+        f = fold or self.fold
+        out["again"] = again = rows is not None and _copies_above(screen, prompt, rows[0]) > 0
+        out["instance_id"] = f.match_instance(prompt.signature, first=first, again=again) or new_instance_id()
+        return out
 
     def _screen(self, raw: RawScreen) -> Screen:
         i = raw.info
@@ -365,172 +502,244 @@ class PaneRunner:
                                  cursor_y=i.cursor_y, scrollback=raw.scrollback)
 
     # -- bookkeeping -------------------------------------------------------------------------------
-    def _shadow(self, obs: Observation, now: float) -> None:
-        for pid, policy in self.shadows:
-            rs = self.shadow_states[pid]
-            rs.now = now
-            rs.last_output_at = self.state.last_output_at
-            rs.human_active_until = self.state.human_active_until
+    def _shadow(self, screen: Screen, now: float, info: PaneInfo, human: dict[str, Any] | None) -> None:
+        for sh in self.shadows:
             try:
-                d = self._decide(obs, rs, policy, policy_id=pid)
+                sh.step(screen, now, info, human)
             except Exception as exc:  # noqa: BLE001 - a broken candidate must not stop a live run
-                self._append("note", {"shadow_policy_id": pid, "error": f"{type(exc).__name__}: {exc}"})
-                continue
-            d.decision_id = new_id()
-            d.trigger_id = obs.observation_id
-            self._append("shadow_decision", {"decision": d.model_dump(mode="json"), "shadow_policy_id": pid,
-                                             "acting_policy_id": self.policy_id, "pane_id": self.pane_id},
-                         event_id=d.decision_id)
-            if d.kind == "answer":
-                note_answer(rs, d, now)
-            elif d.kind == "escalate":
-                note_escalation(rs, d)
-            clear_pause_if_resolved(rs, obs)
-            advance(rs, obs, d, now, policy.timing.recheck_s)
+                log.warning("shadow policy %s failed: %s", sh.policy_id, exc)
+                self._append("note", {"shadow_policy_id": sh.policy_id, "error": f"{type(exc).__name__}: {exc}"})
 
-    def _friction(self, kind: FrictionKind, detail: str, seconds_lost: float | None = None) -> None:
+    def _friction(self, kind: FrictionKind, detail: str, seconds_lost: float | None = None, **extra: Any) -> None:
         self._append("friction", Friction(kind=kind, detail=detail, seconds_lost=seconds_lost).model_dump(mode="json")
-                     | {"pane_id": self.pane_id})
+                     | {"pane_id": self.pane_id} | extra)
 
-    def _append(self, kind: Any, payload: dict[str, Any], *, event_id: str | None = None) -> None:
+    def _append(self, kind: Any, payload: dict[str, Any], *, event_id: str | None = None) -> Event:
         event = self.journal.append(kind, payload, event_id=event_id)
+        self.fold.apply(event)
         if self._on_change is not None:
             self._on_change(self, event)
+        return event
 
-    # -- human, resume, repeats, confirmation ------------------------------------------------------
+    def _skip(self, decision: Decision, why: str, signature: str | None = None, **extra: Any) -> None:
+        self._append("answer_skipped", {"signature": signature or decision.signature, "why": why,
+                                        "decision_id": decision.decision_id, "pane_id": self.pane_id} | extra)
+
+    # -- human, resume, confirmation ------------------------------------------------------------------
     def _notice_human(self, now: float, obs: Observation, prev: Observation | None, screen: Screen,
-                      prev_screen: Screen | None) -> None:
+                      prev_screen: Screen | None) -> dict[str, Any] | None:
         if prev is None or prev_screen is None:
-            return
-        if now - self._our_keys_at < self.policy.timing.confirm_timeout_s or self._pending is not None:
-            return
-        what = None
+            return None
+        if now - self._our_keys_at < self.policy.timing.confirm_timeout_s:
+            return None
+        if any(i.status in ("sending", "pending") for i in self.fold.instances.values()):
+            return None
+        what, where = None, "input box"
         client_input = getattr(self.surface, "client_input_since", None)
-        # Only where a human's keys matter (typing into the input box, answering a prompt), so a
-        # new prompt after busy output is not delayed by a tmux round trip.
+        # Only where a human's keys matter (a prompt, the input box), so a new prompt after busy
+        # output is not delayed by a tmux round trip.
         if (client_input is not None and prev.state in ("idle", "asking") and obs.state != "exited"
                 and screen.text != prev_screen.text  # normalized text: a highlight moving is not typing
                 and client_input(self.pane.session, self._last_full_obs_at)):
             what = "input from an attached tmux client"
+            where = "prompt" if prev.state == "asking" else "input box"
         elif prev.state == "asking" and prev.prompt is not None and not self.state.paused:
-            gone = obs.state != "asking" or obs.prompt is None or obs.prompt.signature != prev.prompt.signature
-            # We answered that very prompt when we saw it: its going is our doing, however late
-            # (on a loaded machine) the next full observation comes after our keys.
-            ours = self._answered_sigs.get(prev.prompt.signature, -1.0) >= self._last_full_obs_at
+            sig = prev.prompt.signature
+            gone = obs.state != "asking" or obs.prompt is None or obs.prompt.signature != sig
+            # We answered that very prompt: its going is our doing, however late (on a loaded
+            # machine) the next full observation comes after our keys.
+            ours = any(i.signature == sig and i.answers > 0 and (i.sent_at or 0) >= self._last_full_obs_at - 0.001
+                       for i in self.fold.instances.values())
             if gone and not ours and obs.state != "exited":
-                what = f"prompt answered without us: {clip(prev.prompt.question, 80)!r}"
+                what, where = f"prompt answered without us: {clip(prev.prompt.question, 80)!r}", "prompt"
         elif prev.state == "idle" and obs.state == "idle" and _input_changed(prev_screen, screen):
             what = "typing in the agent's input box"
         if what is None:
-            if now >= self.state.human_active_until:
-                self._human_turn = False
-            return
-        if not self._human_turn:
-            self._friction("human_keystrokes", what)
-            self._human_turn = True
-        self.state.human_active_until = now + self.policy.timing.human_quiet_s
-        self.state.idle_streak = 0
+            return None
+        until = now + self.policy.timing.human_quiet_s
+        return {"what": what, "where": where, "until": until, "hands_off_until": until if where == "prompt" else None}
 
-    def _maybe_resume(self, obs: Observation) -> None:
-        rs = self.state
+    def _maybe_resume(self, now: float, obs: Observation, screen: Screen) -> None:
+        rs, fold = self.state, self.fold
         if not rs.paused:
+            self._paused_prompt = None
             return
         sig = obs.prompt.signature if obs.prompt is not None else None
-        if obs.state == "blocked":
+        if obs.state == "blocked" or (obs.state == "asking" and (sig is None or sig == rs.escalated_signature)):
+            if obs.prompt is not None and sig == rs.escalated_signature:
+                self._paused_prompt = obs.prompt
             return
-        if obs.state == "asking" and (sig is None or sig == rs.escalated_signature):
-            return
-        self._append("resume", {"pane_id": self.pane_id, "state": obs.state, "was": rs.pause_reason,
-                                "by": "human" if obs.state != "exited" else "exit"})
-        rs.paused, rs.pause_reason, rs.escalated_signature = False, None, None
+        was_prompt = self._paused_prompt
+        if obs.state == "exited":
+            by = "agent_exit"
+        elif fold.pause_kind == "blocker" and fold.human_until <= (fold.paused_at or 0.0):
+            by = "blocker_cleared"
+        else:
+            by = "human"
+        selected, keys = ((None, []) if was_prompt is None or by != "human"
+                          else _infer_selection(was_prompt, screen, self._paused_highlight))
+        self._append("resume", {"pane_id": self.pane_id, "state": obs.state, "was": rs.pause_reason, "by": by,
+                                "waited_s": round(now - (fold.paused_at or now), 3), "human_keys": keys,
+                                "selected": selected, "signature": fold.pause_signature})
+        self._paused_prompt = None
 
-    def _note_repeat(self, obs: Observation) -> None:
-        sig = obs.prompt.signature if obs.state == "asking" and obs.prompt is not None else None
-        for s in list(self._answered_sigs):
-            if s != sig:
-                self._gone_since_answer.add(s)
-        if sig is not None and sig in self._gone_since_answer and sig in self._answered_sigs:
-            self._friction("repeated_prompt", f"the prompt came back after we answered it: "
-                           f"{clip(obs.prompt.question, 80)!r}" if obs.prompt else "")
-            self._gone_since_answer.discard(sig)
+    def _check_instances(self, now: float) -> None:
+        """Journal what became known about answered prompt instances: gone (the answer took), or
+        still live after ``confirm_timeout_s`` (it did not: friction, then the cooldown)."""
+        t = self.policy.timing
+        for inst in list(self.fold.instances.values()):
+            if inst.status not in ("pending", "unknown"):
+                continue
+            base = {"action_id": inst.action_id, "decision_id": inst.decision_id, "instance_id": inst.instance_id,
+                    "signature": inst.signature, "pane_id": self.pane_id, "kind": "send_keys"}
+            if inst.closed:
+                self._append("action", base | {"delivered": True, "confirmed": True})
+            elif (self.fold.live_instance == inst.instance_id and inst.sent_at is not None
+                  and now - inst.sent_at >= t.confirm_timeout_s):
+                self._append("action", base | {"delivered": True, "confirmed": False})
+                until = now + self.policy.budgets.cooldown_s
+                self._friction("answer_not_taken", f"the prompt was still there {now - inst.sent_at:.1f}s after "
+                               f"our keys (confirm_timeout_s {t.confirm_timeout_s:g})",
+                               seconds_lost=round(now - inst.sent_at, 3), cooldown_until=until,
+                               instance_id=inst.instance_id)
 
-    def _check_pending(self, now: float, obs: Observation | None, shash: str, *, probe: bool = False) -> None:
-        p = self._pending
-        if p is None or obs is None:
-            return
-        still = obs.state == "asking" and obs.prompt is not None and obs.prompt.signature == p.signature
-        if not still and (shash != p.screen_hash or obs.state != "asking"):
-            self._pending = None
-            # The answer took: strikes count answers that did not. The same prompt asked again
-            # later is a new question (and a ``repeated_prompt`` friction), not a strike.
-            self.state.answers_to_same_prompt = 0
-            self._append("action", p.action.model_copy(update={"confirmed": True}).model_dump(mode="json"))
-            return
-        if not probe and now - p.sent_at >= self.policy.timing.confirm_timeout_s:
-            self._pending = None
-            self._append("action", p.action.model_copy(update={"confirmed": False}).model_dump(mode="json"))
-            self._friction("answer_not_taken", f"keys {' '.join(p.action.keys)} did not change the prompt "
-                           f"within {self.policy.timing.confirm_timeout_s:g}s")
-            self.state.cooldown_until = now + self.policy.budgets.cooldown_s
+    def _reconcile_unknown(self) -> None:
+        """After a restart: actions journaled as intent with no outcome may or may not have reached
+        the pane. Journal them as ``unknown``; the screen then tells (a prompt that is gone took
+        its answer; one still live after the timeout did not, and gets at most its one retry)."""
+        for aid, p in list(self.fold.pending_actions.items()):
+            self._append("action", {k: v for k, v in p.items() if k != "at"}
+                         | {"action_id": aid, "outcome": "unknown", "delivered": False,
+                            "note": "the supervisor stopped before it knew whether these keys arrived"})
+        task = self.fold.current_task
+        if task is not None and task.status == "delivering":
+            self._task = _TaskDelivery(task.task_id, task.text, phase="recovering", at=_now())
 
     # -- acting ------------------------------------------------------------------------------------
-    def _act(self, decision: Decision, obs: Observation, raw: RawScreen, now: float) -> None:
+    def _act(self, decision: Decision, obs: Observation, raw: RawScreen, now: float,
+             live: dict[str, Any] | None) -> None:
         if decision.rule == "stall" and self._stall_recorded_at is None:
-            quiet = now - self.state.last_output_at
+            quiet = now - self._last_output_at
             self._friction("stall", decision.reason, seconds_lost=quiet)
             self._stall_recorded_at = now
         kind = decision.kind
         if obs.state == "exited":
             if kind == "escalate":  # rule exited-blocked: it died of an error a human must fix
                 self._exited_blocked(decision, obs)
+            d = self._task
+            if d is not None and d.phase == "submitted":  # the task made the agent exit (``/exit``)
+                self._task = None
+                self._append("action", {"action_id": d.action_id, "kind": "task", "task_id": d.task_id,
+                                        "phase": "submit", "delivered": True, "confirmed": True,
+                                        "note": "the agent exited on it", "pane_id": self.pane_id})
+                self._append("task", {"task_id": d.task_id, "status": "finished", "why": "the agent exited on it",
+                                      "pane_id": self.pane_id})
             self.end("exited", exit_code=self._exit_status(raw.info), reason=decision.reason)
             return
+        if decision.rule == "human-active":
+            self._show_holding_back(now)
+        elif self._holding_shown and now >= self.state.human_active_until:
+            self._holding_shown = False
         if kind == "answer":
-            if now < self.state.human_active_until:
-                self._append("note", {"skipped": "answer", "why": "a human is active in the pane",
-                                      "decision_id": decision.decision_id})
-                return
-            self._send(decision, decision.keys, text=decision.text, kind="send_keys")
-            note_answer(self.state, decision, now)
-            if decision.signature:
-                self._answered_sigs[decision.signature] = now
-                self._gone_since_answer.discard(decision.signature)
-            if self._last_action is not None:
-                self._pending = _Pending(self._last_action, decision.signature, obs.screen_hash, now)
-                sent = self._our_keys_at or now
-                self._probes = [sent + 0.03, sent + 0.15, sent + 0.5]
+            self._answer(decision, live, now)
         elif kind == "escalate":
-            if self.state.paused and self.state.escalated_signature == decision.signature:
-                return
-            note_escalation(self.state, decision)
-            next_action = decision.next_action or f"look at pane {self.pane_id} and handle it yourself"
-            risk = obs.prompt.risk if obs.prompt is not None else None
-            danger = ""
-            if risk is not None and risk.level == "dangerous" and not all(m in decision.reason for m in risk.matched):
-                danger = f" [dangerous: {', '.join(risk.matched) or risk.subject or 'per policy'}]"
-            self._append("pause", {"pause_reason": decision.reason + danger, "next_action": next_action,
-                                   "pane_id": self.pane_id, "rule": decision.rule, "state": obs.state,
-                                   "risk": risk.model_dump(mode="json") if risk is not None else None,
-                                   "blocker": obs.blocker.model_dump(mode="json") if obs.blocker else None,
-                                   "signature": decision.signature, "decision_id": decision.decision_id})
-            self._friction("escalation", decision.reason + danger)
-            self._notify_offpane(f"paused: {decision.reason}{danger}", next_action)
-            if self.policy.pause.display_message:
-                msg = f"supervisor paused {self.pane_id}: {decision.reason}{danger} | next: {next_action}"
-                try:
-                    self.surface.display_message(self.pane_id, msg[:400], ms=self.policy.pause.display_ms)
-                    self._append("notification", {"channel": "tmux", "title": "paused", "body": msg, "ok": True,
-                                                  "pane_id": self.pane_id})
-                except SurfaceError as exc:
-                    self._append("notification", {"channel": "tmux", "title": "paused", "body": msg, "ok": False,
-                                                  "error": exc.one_line(), "pane_id": self.pane_id})
+            self._escalate(decision, obs)
         elif kind == "finish":
-            if self.config.exit_on_finish:
+            self._finish(decision, obs, now)
+
+    def _answer(self, decision: Decision, live: dict[str, Any] | None, now: float) -> None:
+        if live is None:
+            why = self._not_live_why or "nothing on the screen asks"
+            self._skip(decision, f"no live prompt on the screen ({why})")
+            return
+        inst = self.fold.instance(live["instance_id"])
+        if inst is not None and inst.status in ("sending", "pending", "unknown"):
+            waited = now - (inst.sent_at or now)
+            self._skip(decision, f"already answered this prompt {waited:.1f}s ago; waiting up to "
+                       f"{self.policy.timing.confirm_timeout_s:g}s for it to go", instance_id=inst.instance_id)
+            return
+        answers = inst.answers if inst is not None else 0
+        if answers >= MAX_ANSWERS_PER_INSTANCE:
+            self._skip(decision, f"answered this prompt {answers} times and it is still there",
+                       instance_id=live["instance_id"])
+            self._escalate(decision.model_copy(update={
+                "kind": "escalate", "rule": "retry-limit", "keys": [],
+                "reason": f"answered this prompt {answers} times and it is still there",
+                "next_action": "answer it yourself in the pane (tmux attach); supervision resumes once it is gone"}),
+                self.last_obs)
+            return
+        self._send(decision.decision_id, decision.keys, text=decision.text, kind="send_keys",
+                   extra={"instance_id": live["instance_id"], "signature": live["signature"], "retry": answers > 0})
+
+    def _escalate(self, decision: Decision, obs: Observation | None) -> None:
+        rs = self.state
+        if rs.paused and rs.escalated_signature == decision.signature:
+            return
+        next_action = decision.next_action or f"look at pane {self.pane_id} and handle it yourself"
+        risk = obs.prompt.risk if obs is not None and obs.prompt is not None else None
+        danger = ""
+        if risk is not None and risk.level == "dangerous" and not all(m in decision.reason for m in risk.matched):
+            danger = f" [dangerous: {', '.join(risk.matched) or risk.subject or 'per policy'}]"
+        if obs is not None and obs.prompt is not None:
+            self._paused_prompt, self._paused_highlight = obs.prompt, obs.prompt.highlighted
+        self._append("pause", {"pause_reason": decision.reason + danger, "next_action": next_action,
+                               "pane_id": self.pane_id, "rule": decision.rule,
+                               "state": obs.state if obs is not None else None,
+                               "risk": risk.model_dump(mode="json") if risk is not None else None,
+                               "blocker": obs.blocker.model_dump(mode="json") if obs is not None and obs.blocker
+                               else None, "signature": decision.signature, "decision_id": decision.decision_id})
+        self._friction("escalation", decision.reason + danger)
+        self._notify_offpane(f"paused: {decision.reason}{danger}", next_action)
+        if self.policy.pause.display_message:
+            self._display("paused", f"supervisor paused {self.pane_id}: {decision.reason}{danger} | next: {next_action}")
+
+    def _display(self, title: str, msg: str) -> None:
+        try:
+            self.surface.display_message(self.pane_id, msg[:400], ms=self.policy.pause.display_ms)
+            self._append("notification", {"channel": "tmux", "title": title, "body": msg, "ok": True,
+                                          "pane_id": self.pane_id})
+        except SurfaceError as exc:
+            self._append("notification", {"channel": "tmux", "title": title, "body": msg, "ok": False,
+                                          "error": exc.one_line(), "pane_id": self.pane_id})
+
+    def _show_holding_back(self, now: float) -> None:
+        if self._holding_shown:
+            return
+        self._holding_shown = True
+        left = max(0.0, self.state.human_active_until - now)
+        self._display("holding back", f"supervisor: holding back on {self.pane_id} while you work on the prompt "
+                      f"(hands off for {left:.0f}s more)")
+
+    def _finish(self, decision: Decision, obs: Observation, now: float) -> None:
+        """A finished turn: journal it, then end the run if its task (or its turns) is done."""
+        fold = self.fold
+        if now < fold.human_until and fold.human_where == "input box":
+            self._append("note", {"type": "finish_held", "why": "a human is typing in the agent's input box",
+                                  "decision_id": decision.decision_id, "pane_id": self.pane_id})
+            return
+        if self._task is not None:
+            return  # a task is being typed: the idle screen is ours, not the agent's finish
+        if fold.run_task and fold.turn == 1 and not any(t.started_at for t in fold.tasks):
+            return  # the agent got ready (a start-up spinner is not a turn): its task comes first
+        task = fold.current_task
+        turn = fold.turn
+        payload: dict[str, Any] = {"turn": turn, "started_at": fold.turn_started_at,
+                                   "duration_s": round(now - fold.turn_started_at, 3), "prompts": fold.turn_prompts,
+                                   "answered": fold.turn_answered, "escalated": fold.turn_escalated,
+                                   "decision_id": decision.decision_id, "pane_id": self.pane_id}
+        if task is not None:
+            payload |= {"task": task.text, "task_id": task.task_id}
+        self._append("turn_finished", payload)
+        cfg = self.config
+        tasks_done = fold.run_task and not fold.queued_tasks and fold.current_task is None
+        turns_done = cfg.turns is not None and turn >= cfg.turns
+        plain_exit = cfg.exit_on_finish and not fold.run_task and cfg.turns is None
+        if tasks_done or turns_done or plain_exit:
+            if cfg.exit_on_finish:
                 keys = exit_keys(obs.agent, self.policy)
                 if keys:
-                    self._send(decision, keys, kind="exit_agent")
-            if self.config.end_on_finish:
-                self.end("finished", reason=decision.reason)
+                    self._send(decision.decision_id, keys, kind="exit_agent")
+            self.end("finished", reason=decision.reason if not fold.run_task else "the task is finished")
 
     def _exited_blocked(self, decision: Decision, obs: Observation) -> None:
         """The agent exited showing a blocker (401, usage limit...): journal the pause (so
@@ -538,7 +747,6 @@ class PaneRunner:
         display-message on a dead pane reaches nobody); ``run_ended`` carries the blocker too."""
         next_action = decision.next_action or f"look at pane {self.pane_id} and handle it yourself"
         blocker = obs.blocker.model_dump(mode="json") if obs.blocker is not None else None
-        note_escalation(self.state, decision)
         self._append("pause", {"pause_reason": decision.reason, "next_action": next_action, "pane_id": self.pane_id,
                                "rule": decision.rule, "state": obs.state, "risk": None, "blocker": blocker,
                                "signature": decision.signature, "decision_id": decision.decision_id})
@@ -560,28 +768,31 @@ class PaneRunner:
         self._offpane.notify(Notification(run_id=self.run_id, pane_id=self.pane_id, kind="escalation",
                                           title=clip(title, 200), body=title, next_action=next_action))
 
-    def _send(self, decision: Decision, keys: list[str], *, text: str | None = None,
-              kind: Literal["send_keys", "exit_agent"] = "send_keys") -> None:
-        action = Action(action_id=new_id(), decision_id=decision.decision_id, kind=kind, keys=list(keys),
+    def _send(self, decision_id: str | None, keys: list[str], *, text: str | None = None,
+              kind: Literal["send_keys", "exit_agent", "task"] = "send_keys", extra: dict[str, Any] | None = None,
+              paste: bool = False) -> str | None:
+        """Journal the intent, send, journal the delivery (or the error). The action id if delivered."""
+        action = Action(action_id=new_id(), decision_id=decision_id, kind=kind, keys=list(keys),
                         text=text, pane_id=self.pane_id, delivered=False)
-        self._append("action", action.model_dump(mode="json"))
+        more = extra or {}
+        self._append("action", action.model_dump(mode="json") | more)
         try:
-            if text:
+            if text and paste:
+                self.surface.paste_buffer(self.pane_id, text)  # type: ignore[attr-defined]
+            elif text:
                 self.surface.paste_text(self.pane_id, text)
             self.surface.send_keys(self.pane_id, list(keys))
         except SurfaceError as exc:
-            action = action.model_copy(update={"error": exc.one_line()})
-            self._append("action", action.model_dump(mode="json"))
-            self._last_action = action
-            return
+            self._append("action", action.model_copy(update={"error": exc.one_line()}).model_dump(mode="json") | more)
+            return None
         self._our_keys_at = _now()
-        action = action.model_copy(update={"delivered": True})
-        self._append("action", action.model_dump(mode="json"))
-        self._last_action = action
+        self._append("action", action.model_copy(update={"delivered": True}).model_dump(mode="json") | more)
+        return action.action_id
 
     def _exit_status(self, info: PaneInfo) -> int | None:
         """The dead pane's exit status. tmux marks a pane dead when its pty closes, which can be a
-        moment before it has reaped the process and knows the status: ask again briefly."""
+        moment before it has reaped the process and knows the status: ask again briefly (in this
+        pane's worker: other panes are not held up)."""
         deadline = _now() + 1.0
         while info.dead_status is None and info.dead and _now() < deadline:
             time.sleep(0.05)
@@ -591,17 +802,135 @@ class PaneRunner:
                 break
         return info.dead_status
 
+    # -- tasks -----------------------------------------------------------------------------------------
+    def queue_task(self, text: str, *, source: str, request_id: str | None = None) -> str:
+        tid = new_id("task_")
+        self._append("task", {"task_id": tid, "text": text, "status": "queued", "source": source,
+                              "request_id": request_id, "pane_id": self.pane_id})
+        return tid
+
+    def _task_step(self, now: float, obs: Observation, screen: Screen) -> None:
+        """Type the next queued task once the agent is ready; paste, pause, Enter, confirm."""
+        d = self._task
+        fold = self.fold
+        if d is None:
+            queued = fold.queued_tasks
+            if not queued or fold.current_task is not None or not self._ready_for_task(now, obs):
+                return
+            task = queued[0]
+            d = self._task = _TaskDelivery(task.task_id, task.text, phase="paste", at=now)
+            d.before = screen.text
+            multi = "\n" in task.text
+            ok = self._send(None, [], text=task.text, kind="task", paste=multi,
+                            extra={"task_id": task.task_id, "phase": "paste"})
+            if not ok:
+                self._task = None
+                self._append("task", {"task_id": task.task_id, "status": "failed", "why": "the paste failed"})
+                return
+            d.phase, d.at = "pasted", now
+            return
+        if d.phase == "recovering":  # a restart mid-delivery: the screen tells how far it got
+            if obs.state in ("busy", "asking"):
+                self._task_confirmed(d, True, "the agent is working on it")
+            elif _composer_has(screen, d.text):
+                d.phase, d.at, d.before = "pasted", now - TASK_SUBMIT_GAP_S, ""
+            else:
+                self._task_confirmed(d, False, "a supervisor restart interrupted its delivery; hand it again")
+            return
+        if d.phase == "pasted":
+            if now - d.at < TASK_SUBMIT_GAP_S:
+                return
+            if screen.text == d.before and now - d.at < self.policy.timing.confirm_timeout_s:
+                return  # the paste has not shown yet
+            aid = self._send(None, ["Enter"], kind="task", extra={"task_id": d.task_id, "phase": "submit"})
+            if aid:
+                d.phase, d.at, d.enters, d.submitted, d.action_id = "submitted", now, d.enters + 1, screen.text, aid
+            else:
+                self._task_confirmed(d, False, "Enter could not be sent")
+            return
+        if d.phase == "submitted":
+            if obs.state in ("busy", "asking", "exited") or (screen.text != d.submitted
+                                                              and not _composer_has(screen, d.text)):
+                self._task_confirmed(d, True, "the agent took it")
+            elif now - d.at >= self.policy.timing.confirm_timeout_s:
+                if d.enters < 2 and _composer_has(screen, d.text):
+                    aid = self._send(None, ["Enter"], kind="task", extra={"task_id": d.task_id, "phase": "submit",
+                                                                          "retry": True})
+                    d.at, d.enters, d.submitted, d.action_id = now, d.enters + 1, screen.text, aid or d.action_id
+                else:
+                    self._task_confirmed(d, False, "the agent did not take it")
+
+    def _task_confirmed(self, d: _TaskDelivery, ok: bool, why: str) -> None:
+        self._task = None
+        self._append("action", {"action_id": d.action_id, "kind": "task", "task_id": d.task_id, "phase": "submit",
+                                "delivered": True, "confirmed": ok, "note": why, "pane_id": self.pane_id})
+        self._append("task", {"task_id": d.task_id, "status": "started" if ok else "failed", "why": why,
+                              "pane_id": self.pane_id})
+        if not ok:
+            self._escalate(Decision(kind="escalate", reason=f"could not hand the agent its task: {why}",
+                                    rule="task-not-taken", signature=f"task:{d.task_id}",
+                                    next_action=f"type the task into the pane yourself: {d.text[:120]!r}"), None)
+
+    def _ready_for_task(self, now: float, obs: Observation) -> bool:
+        fold = self.fold
+        return (obs.state == "idle" and not self.state.paused and self._idle_since is not None
+                and now - self._idle_since >= TASK_READY_S and not fold.awaiting_confirmation
+                and not (now < fold.human_until and fold.human_where == "input box"))
+
+    # -- requests from other processes (supervisor runs task|stop|resume|review) -----------------------
+    def _handle_requests(self, now: float) -> None:
+        self.control.drain_wake()
+        for req in self.control.requests():
+            self._handle_request(req, now)
+            self.control.done(req)
+            if self.done:
+                return
+
+    def _handle_request(self, req: dict[str, Any], now: float) -> None:
+        kind, rid = req.get("type"), req.get("request_id")
+        if kind == "task" and isinstance(req.get("text"), str) and req["text"].strip():
+            self.queue_task(req["text"], source="runs task", request_id=rid)
+            with self._sched:
+                self._observe_at = now  # look now: the agent may be ready for it
+                self._reason = "request"
+        elif kind == "stop":
+            self._append("note", {"type": "stop", "by": req.get("by") or "human", "note": req.get("note", ""),
+                                  "request_id": rid})
+            self.stop()
+        elif kind == "resume":
+            if self.state.paused:
+                self._append("resume", {"pane_id": self.pane_id, "by": "supervisor", "request_id": rid,
+                                        "was": self.state.pause_reason, "signature": self.fold.pause_signature,
+                                        "waited_s": round(now - (self.fold.paused_at or now), 3), "human_keys": [],
+                                        "selected": None})
+        else:
+            self._append("note", {"type": "request_ignored", "request_id": rid, "request": kind,
+                                  "why": req.get("error") or "this run does not take that request"})
+
     # -- timers --------------------------------------------------------------------------------------
-    def _schedule(self, now: float, obs: Observation | None) -> None:
+    def _schedule(self, now: float) -> None:
         """Set the one timer the current situation needs (or none)."""
         t = self.policy.timing
-        rs = self.state
+        rs, fold, obs = self.state, self.fold, self.last_obs
         cands: list[float] = []
-        if self._pending is not None:
-            cands.append(self._pending.sent_at + t.confirm_timeout_s)
+        for inst in fold.instances.values():
+            if inst.status not in ("pending", "unknown"):
+                continue
+            if inst.sent_at is not None:
+                cands.append(inst.sent_at + t.confirm_timeout_s)
+            if not inst.closed and inst.absent_since is not None:
+                cands.append(inst.absent_since + DISMISS_GRACE_S + 0.01)
+        if self._task is not None:
+            d = self._task
+            cands.append(d.at + (TASK_SUBMIT_GAP_S if d.phase == "pasted" else t.confirm_timeout_s))
+        elif fold.queued_tasks and obs is not None and obs.state == "idle" and self._idle_since is not None:
+            ready_at = self._idle_since + TASK_READY_S
+            if ready_at > now:  # once due, what else holds the task back has its own timer or event
+                cands.append(ready_at)
         if obs is not None and not self.done:
             if obs.state == "busy":
-                base = rs.last_output_at + t.stall_timeout_s * (1 + (rs.stalls if self._stall_recorded_at else 0))
+                stalled = rs.stalls if self._stall_recorded_at else 0
+                base = self._last_output_at + t.stall_timeout_s * (1 + stalled)
                 cands.append(max(base, now + 0.05))
             elif obs.state == "idle" and rs.saw_work and not rs.finished:
                 # keep a re-check already due sooner: unchanged screens (poll ticks, redraws)
@@ -612,9 +941,119 @@ class PaneRunner:
                 for until in (rs.cooldown_until, rs.human_active_until):
                     if until > now:
                         cands.append(until + 0.01)
-            if rs.human_active_until > now and obs.state == "idle":
-                cands.append(rs.human_active_until + 0.01)
-        self._timer_at = min(cands) if cands else None
+            if fold.human_until > now and obs.state == "idle":
+                cands.append(fold.human_until + 0.01)
+        with self._sched:
+            self._timer_at = min(cands) if cands else None
+
+
+@dataclass
+class _TaskDelivery:
+    """A task being typed: pasted, then submitted, then confirmed (runner-local; the journal has
+    each step, so a restart mid-way continues from the screen)."""
+
+    task_id: str
+    text: str
+    phase: Literal["paste", "pasted", "submitted", "recovering"]
+    at: float
+    before: str = ""
+    submitted: str = ""
+    enters: int = 0
+    action_id: str | None = None
+
+
+class _Shadow:
+    """A candidate policy riding along: it classifies every screen with its own policy, decides
+    with its own folded state, and is journaled (``shadow_decision``), never acted on."""
+
+    def __init__(self, policy: Policy, runner: PaneRunner) -> None:
+        self.policy = policy
+        self.policy_id = policy.policy_id
+        self.runner = runner
+        self.fold = RunFold(recheck_s=policy.timing.recheck_s)
+        self.fold.state.run_id = runner.run_id
+        self.fold.state.started_at = runner.state.started_at
+
+    def step(self, screen: Screen, now: float, info: PaneInfo, human: dict[str, Any] | None) -> None:
+        r = self.runner
+        obs = r._classify(screen, self.policy)
+        if screen.dead and obs.state != "exited":
+            obs = obs.model_copy(update={"state": "exited"})
+        if obs.agent == "unknown" and r.known_agent != "unknown":
+            obs = obs.model_copy(update={"agent": r.known_agent})
+        live = r._live_prompt(obs, screen, info, fold=self.fold)
+        self.fold.apply(Event(event_id="shadow", run_id=r.run_id, seq=0, kind="observation", at=now, payload={
+            "observation": obs.model_dump(mode="json"), "now": now, "last_output_at": r._last_output_at,
+            "live_prompt": live, "human": human}))
+        d = r._decide(obs, self.fold.state, self.policy, policy_id=self.policy_id)
+        d.decision_id = new_id()
+        d.trigger_id = r.last_obs.observation_id if r.last_obs is not None else None
+        prompt = obs.prompt
+        summary = {"state": obs.state, "agent": obs.agent, "evidence": obs.evidence[:12],
+                   "prompt": None if prompt is None else {"kind": prompt.kind, "signature": prompt.signature,
+                                                          "question": prompt.question[:200],
+                                                          "risk": prompt.risk.model_dump(mode="json")},
+                   "blocker": obs.blocker.model_dump(mode="json") if obs.blocker is not None else None,
+                   "live": live is not None}
+        r._append("shadow_decision", {"decision": d.model_dump(mode="json"), "shadow_policy_id": self.policy_id,
+                                      "acting_policy_id": r.policy_id, "pane_id": r.pane_id, "now": now,
+                                      "observation": summary}, event_id=d.decision_id)
+        self.fold.simulate(obs, d, now, self.policy.timing.recheck_s, live)
+
+
+def _copies_above(screen: Screen, prompt: Prompt, first_row: int) -> int:
+    """Rows above the live prompt that show the same question: an earlier copy still on screen."""
+    q = _head(prompt.question, 40)
+    if not q:
+        return 0
+    return sum(1 for ln in screen.text.split("\n")[:first_row] if q in " ".join(ln.split()))
+
+
+def _screen_fields(screen: Screen, info: PaneInfo) -> dict[str, Any]:
+    """Every Screen field, for the journal (replay rebuilds the exact Screen from them)."""
+    out = {"screen_hash": screen.screen_hash, "text": screen.text, "width": screen.width, "height": screen.height,
+           "cursor_x": screen.cursor_x, "cursor_y": screen.cursor_y, "title": screen.title,
+           "current_command": screen.current_command, "dead": screen.dead,
+           "highlights": [list(h) for h in screen.highlights], "scrollback": screen.scrollback,
+           "cwd": getattr(screen, "cwd", None) or info.current_path or None}
+    return out
+
+
+_DECLINE_ECHO = re.compile(r"user declined|you canceled|interrupted|declined", re.I)
+
+
+def _infer_selection(prompt: Prompt, screen: Screen, initial: int | None) -> tuple[str | None, list[str]]:
+    """What a human chose on an escalated prompt, when the screen shows it: a line prompt's echoed
+    answer (``... [Yes]: n``), a moved highlight, or an agent's decline echo. (None, []) otherwise."""
+    lines = screen.text.split("\n")
+    q = _head(prompt.question, 30)
+    if prompt.input_style in LINE_STYLES and q:
+        for ln in reversed(lines):
+            if q in " ".join(ln.split()):
+                typed = ln.rsplit(":", 1)[-1].strip() if ":" in ln else ""
+                if typed:
+                    opt = next((o for o in prompt.options if o.key and o.key.lower() == typed[:1].lower()), None)
+                    if opt is not None:
+                        return opt.label, [typed, "Enter"]
+                break
+    if prompt.highlighted is not None and initial is not None and prompt.highlighted != initial:
+        opt = next((o for o in prompt.options if o.index == prompt.highlighted), None)
+        if opt is not None:
+            delta = prompt.highlighted - initial
+            return opt.label, (["Down"] * delta if delta > 0 else ["Up"] * -delta) + ["Enter"]
+    tail = "\n".join([ln for ln in lines if ln.strip()][-8:])
+    if _DECLINE_ECHO.search(tail):
+        opt = next((o for o in prompt.options if o.approves is False), None)
+        if opt is not None:
+            return opt.label, [opt.key] if opt.key else []
+    return None, []
+
+
+def _composer_has(screen: Screen, text: str) -> bool:
+    """Whether the agent's input box (the bottom rows) still holds this text (or a collapsed paste)."""
+    first = _head(text.strip().split("\n")[0], 24)
+    bottom = [" ".join(ln.split()) for ln in screen.text.split("\n")[-8:]]
+    return any((first and first in ln) or "[Pasted text" in ln for ln in bottom)
 
 
 def _row(text: str, row: int) -> str:
@@ -698,7 +1137,7 @@ class WarehouseFeeder:
             result = self._try_sync(self.settings)
         except Exception as exc:  # noqa: BLE001 - the journal has everything; report and go on
             self.errors.append(f"{type(exc).__name__}: {exc}")
-            logger.warning("warehouse sync failed (journals keep every event): %s: %s", type(exc).__name__, exc)
+            log.warning("warehouse sync failed (journals keep every event): %s: %s", type(exc).__name__, exc)
             return
         if result is None:
             self.locked += 1
@@ -707,8 +1146,8 @@ class WarehouseFeeder:
             self.syncs += 1
             for path, n in result.bad_lines.items():
                 self.skipped_lines[path] = self.skipped_lines.get(path, 0) + n
-                logger.warning("warehouse skipped %d line(s) of %s that are not valid events (%s); "
-                               "`supervisor warehouse stats` lists them", n, path, result.reasons.get(path, "?"))
+                log.warning("warehouse skipped %d line(s) of %s that are not valid events (%s); "
+                            "`supervisor warehouse stats` lists them", n, path, result.reasons.get(path, "?"))
 
     def stop(self, *, final_sync: bool = True) -> None:
         self._stop.set()
@@ -719,16 +1158,80 @@ class WarehouseFeeder:
             self.sync_once()
 
 
+class _Waker:
+    """One thread that waits on every live run's wake FIFO and turns a poke into a ``requests``
+    event for that run (no polling)."""
+
+    def __init__(self, deliver: Callable[[OutputEvent], None]) -> None:
+        self.deliver = deliver
+        self.sel = selectors.DefaultSelector()
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._r, False)
+        self.sel.register(self._r, selectors.EVENT_READ, None)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def add(self, fd: int | None, pane_id: str) -> None:
+        if fd is None:
+            return
+        with self._lock, contextlib.suppress(KeyError, ValueError, OSError):
+            self.sel.register(fd, selectors.EVENT_READ, pane_id)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="control-waker", daemon=True)
+            self._thread.start()
+        os.write(self._w, b"x")
+
+    def remove(self, fd: int | None) -> None:
+        if fd is None:
+            return
+        with self._lock, contextlib.suppress(KeyError, ValueError, OSError):
+            self.sel.unregister(fd)
+        with contextlib.suppress(OSError):
+            os.write(self._w, b"x")
+
+    def _loop(self) -> None:
+        block_signals()
+        while not self._closed:
+            try:
+                with self._lock:
+                    keys = self.sel.get_map()
+                ready = self.sel.select(timeout=None) if keys else []
+            except (OSError, ValueError):  # an fd closed under us: the next add/remove rebuilds the set
+                continue
+            for key, _ in ready:
+                if key.data is None:
+                    with contextlib.suppress(OSError):
+                        os.read(self._r, 4096)
+                    continue
+                with contextlib.suppress(OSError):
+                    while os.read(key.fd, 512):
+                        pass
+                self.deliver(OutputEvent("requests", key.data, time.time()))
+
+    def close(self) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError):
+            os.write(self._w, b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        with contextlib.suppress(OSError):
+            os.close(self._r)
+            os.close(self._w)
+        self.sel.close()
+
+
 Discover = Callable[[], Iterable[PaneInfo]]
 
 
 class Supervisor:
-    """Supervises many panes from one thread. Output events arrive on a queue from the surface's
-    reader threads; the loop sleeps until the next event or the earliest timer."""
+    """Supervises many panes. Output events arrive on a queue from the surface's reader threads;
+    the loop sleeps until the next event or the earliest timer and hands each due pane's work to a
+    worker pool (one pane's work at a time per pane; panes never wait for each other)."""
 
     def __init__(self, surface: Surface, settings: Settings, config: RunConfig, *, socket: str | None = None,
                  discover: Discover | None = None, feeder: WarehouseFeeder | None = None,
-                 renew_finished: bool = False) -> None:
+                 renew_finished: bool = False, workers: int = 16, auto_resume: bool = False) -> None:
         self.surface = surface
         self.settings = settings.ensure()
         self.config = config
@@ -742,6 +1245,10 @@ class Supervisor:
         self._stopping = threading.Event()
         self._rescan = False
         self._ignored: dict[str, float] = {}
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pane")
+        self._busy: set[str] = set()
+        self._busy_lock = threading.Lock()
+        self._waker = _Waker(self._enqueue)
         self.on_run_started: Callable[[PaneRunner], None] | None = None
         self.on_run_ended: Callable[[PaneRunner], None] | None = None
         self.on_journal: Callable[[PaneRunner, Event], None] | None = None
@@ -749,31 +1256,75 @@ class Supervisor:
         self.rescan_every: float | None = None
         """With ``discover``: also rescan this often (poll mode, or no tmux server to listen to)."""
         self._next_rescan: float | None = None
+        self.errors: list[str] = []
+        self.auto_resume = auto_resume
+        """A pane whose earlier run never ended and lost its supervisor continues that run."""
+        self._unended: tuple[float, list[Any]] | None = None
 
     # -- panes ---------------------------------------------------------------------------------------
-    def add_pane(self, pane: PaneInfo | str, *, command: Any = None) -> PaneRunner:
+    def add_pane(self, pane: PaneInfo | str, *, command: Any = None, run_id: str | None = None,
+                 resume: bool = False, config: RunConfig | None = None) -> PaneRunner:
+        """Supervise a pane: continue ``run_id`` (``resume``), or the pane's unended run whose
+        supervisor is gone (``auto_resume``), or start a new run. A pane another live supervisor
+        holds is refused (:class:`~supervisor.errors.UsageError`)."""
         info = pane if isinstance(pane, PaneInfo) else self.surface.pane_info(pane)
         existing = self.runners.get(info.pane_id)
         if existing is not None and not existing.done:
             return existing
-        cfg = self.config if command is None else _replace(self.config, command=command)
-        runner = self._make_runner(info, cfg)
+        if run_id is None:
+            taken = next((r for r in self._unended_runs() if r.live and r.pane_id == info.pane_id
+                          and r.socket == self.socket), None)
+            if taken is not None:
+                raise UsageError(f"pane {info.pane_id} is already supervised (run {taken.run_id}, process "
+                                 f"{taken.started.get('pid')})", "see `supervisor status`")
+            if self.auto_resume:
+                found = self._resumable(info)
+                if found is not None:
+                    run_id, resume = found, True
+                    self._unended = None
+        cfg = config or self.config
+        if command is not None:
+            cfg = _replace(cfg, command=command)
+        runner = self._make_runner(info, cfg, run_id=run_id, resume=resume)
         self.runners[info.pane_id] = runner
         runner.start()
         self.surface.watch([info.pane_id], self._enqueue)
+        self._waker.add(runner.control.wake_fd, info.pane_id)
         if self.on_run_started:
             self.on_run_started(runner)
         return runner
 
-    def _make_runner(self, info: PaneInfo, cfg: RunConfig) -> PaneRunner:
+    def _unended_runs(self) -> list[Any]:
+        """Unended runs (from the journals), read at most every two seconds (a scan adds many panes)."""
+        from supervisor.lifecycle import unended_runs
+
+        now = _now()
+        if self._unended is None or now - self._unended[0] > 2.0:
+            self._unended = (now, unended_runs(self.settings))
+        return self._unended[1]
+
+    def _resumable(self, info: PaneInfo) -> str | None:
+        """The unended run of this pane whose supervisor is gone (held to no spec)."""
+        for r in self._unended_runs():
+            recorded = r.started.get("pane_pid")
+            if (not r.live and r.pane_id == info.pane_id and r.socket == self.socket and r.workflow is None
+                    and (recorded is None or info.pid is None or recorded == info.pid)):
+                return r.run_id
+        return None
+
+    def _make_runner(self, info: PaneInfo, cfg: RunConfig, *, run_id: str | None = None,
+                     resume: bool = False) -> PaneRunner:
         """The runner for a newly added pane (subclasses supervise panes with their own runner)."""
-        return PaneRunner(self.surface, info, self.settings, cfg, socket=self.socket, on_change=self._journaled)
+        return PaneRunner(self.surface, info, self.settings, cfg, socket=self.socket, on_change=self._journaled,
+                          run_id=run_id, resume=resume)
 
     def _journaled(self, runner: PaneRunner, event: Event) -> None:
         self.feeder.poke()
         if self.on_journal is not None:
-            with contextlib.suppress(Exception):
+            try:
                 self.on_journal(runner, event)
+            except Exception as exc:  # noqa: BLE001 - a printer must not stop supervision
+                log.warning("on_journal callback failed: %s", exc)
 
     def _enqueue(self, ev: OutputEvent) -> None:
         self.events.put(ev)
@@ -788,47 +1339,74 @@ class Supervisor:
         timeout passes, or :meth:`stop` is called."""
         self.feeder.start()
         end_at = None if timeout is None else _now() + timeout
-        try:
-            while not self._stopping.is_set():
-                now = _now()
-                for r in list(self.runners.values()):
-                    r.tick(now)
-                self._reap()
-                if until is not None and until():
-                    break
-                if self.discover is None and not self.active:
-                    break
-                if end_at is not None and now >= end_at:
-                    break
-                if (self.discover is not None and self.rescan_every
-                        and (self._next_rescan is None or now >= self._next_rescan)):
-                        self.scan()
-                        self._next_rescan = now + self.rescan_every
-                deadlines = [d for r in self.runners.values() if (d := r.next_deadline()) is not None]
-                if end_at is not None:
-                    deadlines.append(end_at)
-                if self._next_rescan is not None and self.rescan_every:
-                    deadlines.append(self._next_rescan)
-                # Capped so Ctrl-C/SIGTERM are handled even if the kernel delivers the signal to
-                # another thread (Python runs handlers only when the main thread wakes up).
-                wait = min(max(0.0, min(deadlines) - _now()) if deadlines else MAX_IDLE_WAIT_S, MAX_IDLE_WAIT_S)
+        while not self._stopping.is_set():
+            now = _now()
+            for r in list(self.runners.values()):
+                d = r.next_deadline()
+                if d is not None and d <= now:
+                    self._submit(r, now)
+            self._reap()
+            if until is not None and until():
+                break
+            if self.discover is None and not self.active and not self._busy:
+                break
+            if end_at is not None and now >= end_at:
+                break
+            if (self.discover is not None and self.rescan_every
+                    and (self._next_rescan is None or now >= self._next_rescan)):
+                self.scan()
+                self._next_rescan = now + self.rescan_every
+            with self._busy_lock:
+                busy = set(self._busy)
+            deadlines = [d for r in self.runners.values() if r.pane_id not in busy
+                         and (d := r.next_deadline()) is not None]
+            if end_at is not None:
+                deadlines.append(end_at)
+            if self._next_rescan is not None and self.rescan_every:
+                deadlines.append(self._next_rescan)
+            # Capped so Ctrl-C/SIGTERM are handled even if the kernel delivers the signal to
+            # another thread (Python runs handlers only when the main thread wakes up).
+            wait = min(max(0.0, min(deadlines) - _now()) if deadlines else MAX_IDLE_WAIT_S, MAX_IDLE_WAIT_S)
+            try:
+                ev = self.events.get(timeout=wait)
+            except queue.Empty:
+                continue
+            self._dispatch(ev)
+            while True:  # drain what else is queued without sleeping
                 try:
-                    ev = self.events.get(timeout=wait)
+                    ev = self.events.get_nowait()
                 except queue.Empty:
-                    continue
+                    break
                 self._dispatch(ev)
-                # drain what else is queued without sleeping
-                while True:
-                    try:
-                        ev = self.events.get_nowait()
-                    except queue.Empty:
-                        break
-                    self._dispatch(ev)
-                if self._rescan:
-                    self._rescan = False
-                    self.scan()
-        finally:
-            pass
+            if self._rescan:
+                self._rescan = False
+                self.scan()
+
+    def _submit(self, runner: PaneRunner, now: float) -> None:
+        with self._busy_lock:
+            if runner.pane_id in self._busy:
+                return
+            self._busy.add(runner.pane_id)
+
+        def work() -> None:
+            try:
+                runner.tick(_now())
+            except Exception as exc:  # noqa: BLE001 - one pane's bug must not stop the others
+                log.exception("supervising %s failed", runner.pane_id)
+                self.errors.append(f"{runner.pane_id}: {type(exc).__name__}: {exc}")
+                with contextlib.suppress(Exception):
+                    runner._append("note", {"type": "supervisor_error", "error": f"{type(exc).__name__}: {exc}"[:500]})
+                    runner.stop()
+            finally:
+                with self._busy_lock:
+                    self._busy.discard(runner.pane_id)
+                self.events.put(None)  # wake the loop: this pane's next deadline may have changed
+
+        try:
+            self._pool.submit(work)
+        except RuntimeError:  # the pool is shut down (closing)
+            with self._busy_lock:
+                self._busy.discard(runner.pane_id)
 
     def _dispatch(self, ev: OutputEvent | None) -> None:
         if ev is None:
@@ -855,7 +1433,7 @@ class Supervisor:
         for r in self.active:
             r.on_event(OutputEvent("pane_gone", r.pane_id, ev.at))
         if ev.kind == "server_gone":
-            alive = [r for r in self.active]
+            alive = list(self.active)
             if alive:
                 with contextlib.suppress(SurfaceError):
                     self.surface.watch([r.pane_id for r in alive], self._enqueue)
@@ -875,13 +1453,18 @@ class Supervisor:
                 continue
             if info.dead:
                 continue
-            started.append(self.add_pane(info))
+            try:
+                started.append(self.add_pane(info))
+            except UsageError as exc:  # another supervisor has it
+                log.info("not supervising %s: %s", info.pane_id, exc.message)
+                self._ignored[info.pane_id] = _now()
         return started
 
     def _reap(self) -> None:
-        for _pane_id, r in list(self.runners.items()):
+        for r in list(self.runners.values()):
             if r.done and r not in self.ended:
                 self.ended.append(r)
+                self._waker.remove(r.control.wake_fd)
                 if self.on_run_ended:
                     self.on_run_ended(r)
 
@@ -890,12 +1473,17 @@ class Supervisor:
         self.events.put(None)
 
     def close(self, *, final_sync: bool = True) -> None:
-        """End every active run as stopped (or escalated), close the surface, sync the warehouse."""
+        """Let running work finish, end every active run as stopped (or escalated), close the
+        surface, sync the warehouse."""
+        self._pool.shutdown(wait=True)
         for r in self.active:
             r.stop()
         self._reap()
-        with contextlib.suppress(Exception):
+        self._waker.close()
+        try:
             self.surface.close()
+        except Exception as exc:  # noqa: BLE001 - closing must finish
+            log.warning("closing the surface failed: %s", exc)
         self.feeder.stop(final_sync=final_sync)
 
 
@@ -904,6 +1492,3 @@ def _replace(cfg: RunConfig, **changes: Any) -> RunConfig:
 
     return replace(cfg, **changes)
 
-
-def journal_dir_runs(settings: Settings) -> list[Path]:
-    return sorted(settings.journals_dir.glob("*.jsonl"))

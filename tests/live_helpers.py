@@ -61,6 +61,7 @@ class LiveHarness:
     def __init__(self, socket: str, home: Path, policy: Policy | None = None, **config: Any) -> None:
         self.surface = TmuxSurface(socket, poll_s=config.pop("poll_s", None))
         self.settings = Settings(home=home).ensure()
+        config.setdefault("turns", 1)  # most tests end the run at its first finished turn
         self.config = RunConfig(policy=policy or fast_policy(), **config)
         self.sup = Supervisor(self.surface, self.settings, self.config, socket=socket)
         self._thread: threading.Thread | None = None

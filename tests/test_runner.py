@@ -17,6 +17,7 @@ from tests.live_helpers import (
     LiveHarness,
     agent_command,
     answers,
+    assert_no_stray_keys,
     events,
     fast_policy,
     read_record,
@@ -109,7 +110,10 @@ def test_dangerous_prompt_escalates_then_human_resolves(harness, tmp_path: Path,
     assert runner.outcome == "finished"
 
 
-def test_human_typing_is_noticed_and_not_fought(harness, tmp_path: Path, tmux_socket: str) -> None:
+def test_a_human_typing_a_message_does_not_hold_back_the_next_prompt(harness, tmp_path: Path,
+                                                                     tmux_socket: str) -> None:
+    """Typing into the agent's input box and submitting is not working a prompt: it is noticed
+    (friction, once) and the prompt that follows is answered at once, not after human_quiet_s."""
     script = write_script(tmp_path, [
         {"spinner": {"seconds": 0.3}},
         {"say": "What next?"},
@@ -118,7 +122,7 @@ def test_human_typing_is_noticed_and_not_fought(harness, tmp_path: Path, tmux_so
         {"done": {}},
     ])
     rec = tmp_path / "rec.jsonl"
-    h = harness(policy=fast_policy(recheck_s=60.0))  # idle must not count as finished here
+    h = harness(policy=fast_policy(recheck_s=60.0, human_quiet_s=60.0))  # idle must not count as finished here
     (runner,) = h.supervise(h.start_agent(script, rec))
     retry_until(lambda: [e for e in events(runner, "observation") if e.payload["observation"]["state"] == "idle"
                          and "What next?" in e.payload["screen"]["text"]], 30, message="the idle input box")
@@ -127,20 +131,54 @@ def test_human_typing_is_noticed_and_not_fought(harness, tmp_path: Path, tmux_so
         subprocess.run(["tmux", "-L", tmux_socket, *args], check=True)
 
     tmux("send-keys", "-t", runner.pane_id, "-l", "please lint")
-    retry_until(lambda: [e for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"], 30,
-                message="human_keystrokes friction")
+    got = retry_until(lambda: [e for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"], 30,
+                      message="human_keystrokes friction")
+    assert got[0].payload["where"] == "input box"
     tmux("send-keys", "-t", runner.pane_id, "Enter")
+    retry_until(lambda: "p1" in answers(rec), 20, message="the supervisor's answer")
+    assert answers(rec)["p1"]["keys"] == ["1"]
+    shown = next(r["t"] for r in read_record(rec) if r["event"] == "drawn" and r["id"] == "p1")
+    assert answers(rec)["p1"]["answered_at"] - shown < 10  # not held for human_quiet_s (60 s)
+    assert not [e for e in events(runner, "decision") if e.payload["decision"]["rule"] == "human-active"]
+    assert len([e for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"]) == 1
+
+
+def test_a_human_working_a_prompt_is_not_fought_and_is_told(harness, tmp_path: Path, tmux_socket: str) -> None:
+    """A human who answers a prompt themselves (here: one whose first answer did not take, while
+    the supervisor cools down) keeps our hands off the next prompt for human_quiet_s, and the pane
+    says the supervisor is holding back."""
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "stuck", "kind": "bash", "command": "make", "ignore": 1}},
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "p1", "kind": "bash", "command": "make lint"}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    pol = fast_policy(recheck_s=60.0, confirm_timeout_s=0.8)
+    pol.budgets.cooldown_s = 60.0
+    h = harness(policy=pol)
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: [e for e in events(runner, "friction") if e.payload["kind"] == "answer_not_taken"], 30,
+                message="the first answer not to take")
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "1"], check=True)
+    retry_until(lambda: "stuck" in answers(rec), 20, message="the human's answer")
     retry_until(lambda: any(r["event"] == "prompt_shown" and r["id"] == "p1" for r in read_record(rec)), 30,
-                message="the prompt to be shown")
-    # the supervisor sees the prompt but keeps its hands off while the human is active
+                message="the next prompt to be shown")
     retry_until(lambda: [e for e in events(runner, "decision") if e.payload["decision"]["rule"] == "human-active"],
                 30, message="a hands-off decision")
-    assert not events(runner, "action")
-    tmux("send-keys", "-t", runner.pane_id, "1")
-    retry_until(lambda: "p1" in answers(rec), 20, message="the human's answer")
-    assert answers(rec)["p1"]["keys"] == ["1"]
-    assert not events(runner, "action")
-    assert len([e for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"]) == 1
+    human = [e.payload for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"]
+    assert human and human[0]["where"] == "prompt", human
+    note = retry_until(lambda: [e for e in events(runner, "notification") if e.payload["title"] == "holding back"],
+                       10, message="the holding-back message")
+    assert "holding back" in note[0].payload["body"]
+    msgs = subprocess.run(["tmux", "-L", tmux_socket, "show-messages"], capture_output=True, text=True).stdout
+    assert "holding back" in msgs
+    assert "p1" not in answers(rec)
+    assert len([e for e in events(runner, "action") if e.payload.get("delivered") and e.payload.get("confirmed")
+                is None]) == 1  # only the first answer to "stuck"
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "1"], check=True)
+    retry_until(lambda: "p1" in answers(rec), 20, message="the human's second answer")
 
 
 def test_stall_is_recorded_then_escalated(harness, tmp_path: Path) -> None:
@@ -212,7 +250,10 @@ def test_shadow_policies_decide_but_never_act(harness, tmp_path: Path) -> None:
     assert any(s["decision"]["kind"] == "escalate" for s in shadow)
     assert answers(rec)["p1"]["approved"] is True  # the acting policy answered
     assert not events(runner, "pause")  # the shadow's escalation was never executed
-    assert events(runner, "run_started")[0].payload["shadow_policy_ids"] == [cautious.policy_id]
+    started = events(runner, "run_started")[0].payload
+    assert started["shadow_policy_ids"] == [cautious.policy_id]
+    assert set(started["policies"]) == {cautious.policy_id, started["policy_id"]}
+    assert all("observation" in s for s in shadow)
 
 
 def test_fleet_of_three_panes_including_one_started_later(tmux_socket: str, sv_home: Path, tmp_path: Path) -> None:
@@ -231,7 +272,7 @@ def test_fleet_of_three_panes_including_one_started_later(tmux_socket: str, sv_h
     surface.new_session("a", agent_command(script, recs[0]), width=100, height=30)
     surface.new_session("b", agent_command(script, recs[1]), width=100, height=30)
     settings = Settings(home=sv_home)
-    sup = Supervisor(surface, settings, RunConfig(policy=fast_policy()), socket=tmux_socket)
+    sup = Supervisor(surface, settings, RunConfig(policy=fast_policy()), socket=tmux_socket)  # runs last
     sup.discover = lambda: discover_agent_panes(surface, sup.config.policy, sup._enqueue)
     retry_until(lambda: len(list(sup.discover())) == 2, 20, message="two agent panes")
     sup.scan()
@@ -242,13 +283,15 @@ def test_fleet_of_three_panes_including_one_started_later(tmux_socket: str, sv_h
         surface.cmd("new-window", "-d", "-t", "a", " ".join(agent_command(script, recs[2])))
         retry_until(lambda: all("p1" in answers(r) for r in recs), 60,
                     message=lambda: f"all three answered: {[list(answers(r)) for r in recs]}")
-        retry_until(lambda: len([r for r in sup.runners.values() if r.outcome == "finished"]) == 3, 60,
-                    message="three finished runs")
+        retry_until(lambda: sum(1 for r in sup.runners.values() if events(r, "turn_finished")) == 3, 60,
+                    message="three finished turns")
         assert len({r.run_id for r in sup.runners.values()}) == 3
+        assert not any(r.done for r in sup.runners.values())  # a run lasts as long as its agent
     finally:
         sup.stop()
         t.join(timeout=20)
         sup.close(final_sync=False)
+    assert_no_stray_keys(*recs)
 
 
 def test_answer_not_taken_strikes_then_escalates(harness, tmp_path: Path) -> None:
@@ -334,7 +377,8 @@ def test_keys_from_an_attached_tmux_client_are_the_human(harness, tmp_path: Path
         got = retry_until(lambda: [e for e in events(runner, "friction") if e.payload["kind"] == "human_keystrokes"],
                           30, message="human_keystrokes friction")
         assert got[0].payload["detail"] in ("input from an attached tmux client", "typing in the agent's input box")
-        assert runner.state.human_active_until > 0
+        assert got[0].payload["where"] == "input box"
+        assert runner.fold.human_until > 0 and runner.state.human_active_until == 0  # not a prompt: no hands-off
         assert not events(runner, "action")
     finally:
         client.kill()
@@ -381,7 +425,8 @@ def test_quick_tool_permission_counts_as_work(harness, tmp_path: Path) -> None:
 
 
 def test_human_typing_keeps_an_idle_run_from_finishing(harness, tmp_path: Path, tmux_socket: str) -> None:
-    """decide() would finish an idle run after work; the runner's human-active override waits."""
+    """decide() would finish an idle turn after work; while a human types a new message into the
+    input box the runner holds the finish (journaled) instead of ending the run."""
     script = write_script(tmp_path, [
         {"spinner": {"seconds": 0.3}},
         {"say": "What next?"},
@@ -395,10 +440,10 @@ def test_human_typing_keeps_an_idle_run_from_finishing(harness, tmp_path: Path, 
                          and "What next?" in e.payload["screen"]["text"]], 30, message="the idle input box")
     assert runner.state.saw_work
     subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "-l", "please lint"], check=True)
-    got = retry_until(lambda: [e for e in events(runner, "decision")
-                               if e.payload["decision"]["rule"] == "human-active"], 30, message="a human-active wait")
-    assert got[0].payload["decision"]["kind"] == "wait"
-    assert not runner.done
+    got = retry_until(lambda: [e for e in events(runner, "note") if e.payload.get("type") == "finish_held"], 30,
+                      message="a held finish")
+    assert "typing" in got[0].payload["why"]
+    assert not runner.done and not events(runner, "turn_finished")
 
 
 BLOCKED_EXIT = ["sh", "-c", "echo 'Working on it...'; sleep 0.3; "
@@ -476,8 +521,9 @@ def test_agent_scoped_fixed_keys_need_the_screen_to_name_the_agent(tmp_path: Pat
 def test_late_look_after_our_answer_is_not_a_human(harness) -> None:
     """On a loaded machine the first full observation after our keys may come later than
     ``confirm_timeout_s``; the prompt we answered being gone is still our doing, not a human's
-    (which would keep our hands off, and the run from finishing, for ``human_quiet_s``)."""
+    (which would keep our hands off for ``human_quiet_s``)."""
     from supervisor.models import Observation, Prompt
+    from supervisor.runstate import PromptInstance
     from supervisor.screen import make_screen
 
     h = harness()
@@ -488,10 +534,10 @@ def test_late_look_after_our_answer_is_not_a_human(harness) -> None:
     idle = Observation(screen_hash="b", state="idle", agent="claude")
     s1, s2 = make_screen("Run npm test?\n❯ 1. Yes"), make_screen("ok\n❯")
     runner._last_full_obs_at = 100.0
-    runner._answered_sigs["prm_x"] = 100.0  # we answered it when we saw it at t=100
-    runner._notice_human(110.0, idle, asking, s2, s1)  # next full look 10 s later
-    assert runner.state.human_active_until == 0 and not events(runner, "friction")
-    runner._answered_sigs.clear()  # a prompt we never answered that goes away: a human did it
-    runner._notice_human(110.0, idle, asking, s2, s1)
-    assert runner.state.human_active_until > 110.0
-    assert [e.payload["kind"] for e in events(runner, "friction")] == ["human_keystrokes"]
+    # we answered it when we saw it at t=100 (and it has gone since)
+    runner.fold.instances["pin_x"] = PromptInstance("pin_x", "prm_x", "claude", None, None, seen_at=100.0,
+                                                    status="taken", answers=1, sent_at=100.0, closed=True)
+    assert runner._notice_human(110.0, idle, asking, s2, s1) is None  # next full look 10 s later
+    runner.fold.instances.clear()  # a prompt we never answered that goes away: a human did it
+    human = runner._notice_human(110.0, idle, asking, s2, s1)
+    assert human is not None and human["where"] == "prompt" and human["hands_off_until"] > 110.0

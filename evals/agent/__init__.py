@@ -53,6 +53,19 @@ def agent_command(script: str | Path, record: str | Path, *extra: str) -> list[s
     return [sys.executable, "-m", "evals.agent", str(script), "--record", str(record), *extra]
 
 
+def agent_named(name: str, bin_dir: str | Path, script: str | Path, record: str | Path, *extra: str) -> list[str]:
+    """A command that runs the scripted agent as a process named ``name`` (a small wrapper script
+    in ``bin_dir``), so a supervisor that picks panes by their processes (``supervisor watch``)
+    takes it for that agent."""
+    import shlex
+
+    wrapper = Path(bin_dir) / name
+    wrapper.parent.mkdir(parents=True, exist_ok=True)
+    wrapper.write_text("#!/bin/sh\n" + shlex.join(agent_command(script, record, *extra)) + "\n", encoding="utf-8")
+    wrapper.chmod(0o755)
+    return [str(wrapper)]
+
+
 def read_record(path: str | Path) -> list[dict[str, Any]]:
     """Every event the agent recorded (an unreadable line is skipped: the agent may be mid-write)."""
     p = Path(path)

@@ -2,7 +2,9 @@
 
 A thin skin over :mod:`supervisor.runner`: resolve the policy, open the tmux surface, build a
 :class:`~supervisor.runner.Supervisor`, print what happens, and exit with the documented code
-(0 finished, 5 ended paused/escalated, 6 agent exited, 130 interrupted, 3 tmux/pane problem).
+(0 finished, or the agent exited cleanly from a run without a task; 5 ended paused/escalated;
+6 the agent exited before its task was done, or failed; 3 tmux went away or a pane is missing;
+130 interrupted).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import json
 import os
 import shlex
 import signal
-import socket as socketlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,16 +26,18 @@ from supervisor.cli import console, err_console, settings_from
 from supervisor.cli.output import print_json
 from supervisor.errors import (
     EXIT_AGENT_EXITED,
+    EXIT_ENVIRONMENT,
     EXIT_ESCALATED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    InputError,
     PaneGone,
     UsageError,
 )
 from supervisor.models import Event
 from supervisor.policy import Policy, baseline_policy, load_policy
 from supervisor.redact import redact
-from supervisor.runner import PaneRunner, RunConfig, Supervisor
+from supervisor.runner import PaneRunner, RunConfig, Supervisor, runs_us
 from supervisor.settings import Settings
 
 
@@ -74,6 +77,32 @@ def _config(settings: Settings, policy_path: Path | None, shadows: tuple[Path, .
     return RunConfig(policy=resolve_policy(settings, policy_path), shadows=[load_policy(p) for p in shadows], **kw)
 
 
+def read_task(task: str | None) -> str | None:
+    """``--task TEXT`` or ``--task @FILE`` (the file's text); refused when empty."""
+    if task is None:
+        return None
+    if task.startswith("@"):
+        path = Path(task[1:]).expanduser()
+        try:
+            task = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read the task file {path}: {exc.strerror or exc}",
+                             "give --task TEXT, or --task @FILE with a readable file") from exc
+    task = task.strip("\n")
+    if not task.strip():
+        raise UsageError("the task is empty", "give --task TEXT (or @FILE)")
+    return task
+
+
+def _task_options(f: Any) -> Any:
+    f = click.option("--turns", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="End the run after N finished turns (default: supervise until the agent exits).")(f)
+    f = click.option("--task", default=None, metavar="TEXT|@FILE",
+                     help="Type this task into the agent once it is ready (multi-line text is pasted); the "
+                          "run ends when the task is finished.")(f)
+    return f
+
+
 def _surface(settings: Settings, poll: float | None) -> Any:
     from supervisor.surfaces.tmux import TmuxSurface
 
@@ -87,13 +116,23 @@ def _printer(sup: Supervisor, *, quiet: bool = False) -> None:
         p = ev.payload
         pane = runner.pane_id
         stamp = dt.datetime.fromtimestamp(ev.at).strftime("%H:%M:%S")
-        if ev.kind == "action" and p.get("delivered") and p.get("confirmed") is None:
+        if ev.kind == "action" and p.get("kind") == "task":
+            if p.get("confirmed") is not None:
+                console.print(f"{stamp} {pane} task {'[green]taken[/]' if p['confirmed'] else '[red]NOT taken[/]'}"
+                              f" ({p.get('note', '')})")
+        elif ev.kind == "action" and p.get("delivered") and p.get("confirmed") is None:
             console.print(f"{stamp} {pane} [green]sent[/] {' '.join(p.get('keys') or [])}")
+        elif ev.kind == "task" and p.get("status") == "queued":
+            first = (p.get("text") or "").strip().splitlines()[0][:80] if (p.get("text") or "").strip() else ""
+            console.print(f"{stamp} {pane} task queued ({p.get('source')}): {first}", markup=False, highlight=False)
+        elif ev.kind == "turn_finished":
+            console.print(f"{stamp} {pane} turn {p.get('turn')} finished in {p.get('duration_s', 0):.1f}s "
+                          f"({p.get('answered', 0)} answered, {p.get('escalated', 0)} escalated)")
         elif ev.kind == "pause":
             console.print(f"{stamp} {pane} [bold red]PAUSED[/] {p.get('pause_reason')}\n"
                           f"         next: {p.get('next_action')}")
         elif ev.kind == "resume":
-            console.print(f"{stamp} {pane} [cyan]resumed[/] ({p.get('state')})")
+            console.print(f"{stamp} {pane} [cyan]resumed[/] (by {p.get('by')}, after {p.get('waited_s', 0):.0f}s)")
         elif ev.kind == "friction" and p.get("kind") in ("human_keystrokes", "answer_not_taken", "stall"):
             console.print(f"{stamp} {pane} [yellow]{p.get('kind')}[/] {p.get('detail')}")
         elif ev.kind == "run_ended":
@@ -105,6 +144,8 @@ def _printer(sup: Supervisor, *, quiet: bool = False) -> None:
                               f"         next: {p.get('next_action')}", markup=False, highlight=False)
         elif ev.kind == "run_started" and not quiet:
             console.print(f"{stamp} {pane} supervising ({p.get('agent')}) as run {runner.run_id}")
+        elif ev.kind == "note" and p.get("type") == "supervision_resumed":
+            console.print(f"{stamp} {pane} continuing run {runner.run_id} from its journal (its supervisor was gone)")
 
     sup.on_journal = on_journal
 
@@ -112,14 +153,24 @@ def _printer(sup: Supervisor, *, quiet: bool = False) -> None:
 def _exit_code(runners: list[PaneRunner], interrupted: bool) -> int:
     if any(r.outcome == "escalated" for r in runners):
         return EXIT_ESCALATED
+    if any(r.outcome == "lost" for r in runners):
+        return EXIT_ENVIRONMENT
     if interrupted:
         return EXIT_INTERRUPTED
     outcomes = {r.outcome for r in runners}
     if "exited" in outcomes:
-        return EXIT_AGENT_EXITED
+        return EXIT_OK if all(_clean_exit(r) for r in runners if r.outcome == "exited") else EXIT_AGENT_EXITED
     if outcomes == {"finished"}:
         return EXIT_OK
     return EXIT_INTERRUPTED if "stopped" in outcomes else EXIT_OK
+
+
+def _clean_exit(r: PaneRunner) -> bool:
+    """The agent exited on its own, with status 0, no blocker, and no task left undone: the normal
+    end of a run without a task."""
+    fold = r.fold
+    return (r.exit_code in (0, None) and not r._end_extra.get("blocker") and not fold.run_task
+            and not fold.queued_tasks and fold.current_task is None and r.config.turns is None)
 
 
 def _supervise(sup: Supervisor, *, duration: float | None = None) -> bool:
@@ -140,10 +191,13 @@ def _supervise(sup: Supervisor, *, duration: float | None = None) -> bool:
     return interrupted
 
 
-@click.command("run", context_settings={"ignore_unknown_options": True})
+@click.command("run")
 @_policy_options
+@_task_options
 @click.option("--session", default=None, help="Name of the tmux session to create (default: sv-XXXXXX).")
-@click.option("--exit-on-finish", is_flag=True, help="Send the agent's exit command once it has finished.")
+@click.option("--exit-on-finish", is_flag=True,
+              help="Quit the agent (its exit command) when the run is finished: its task, its --turns, or "
+                   "without either, its first finished turn.")
 @click.option("--detach", is_flag=True,
               help="Supervise from a background process and return at once (see `supervisor status`).")
 @click.option("--width", type=click.IntRange(20, 1000), default=120, show_default=True)
@@ -153,19 +207,27 @@ def _supervise(sup: Supervisor, *, duration: float | None = None) -> bool:
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_context
 def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
-            session: str | None, exit_on_finish: bool, detach: bool, width: int, height: int,
-            spec_path: Path | None, command: tuple[str, ...]) -> None:
-    """Start COMMAND in a new tmux session and supervise it until it finishes, exits or is stopped.
+            task: str | None, turns: int | None, session: str | None, exit_on_finish: bool, detach: bool,
+            width: int, height: int, spec_path: Path | None, command: tuple[str, ...]) -> None:
+    """Start COMMAND in a new tmux session and supervise every turn until the agent exits (or
+    the run is stopped). With --task, type the task once the agent is ready and end the run when
+    it is finished; `supervisor runs task RUN_ID TEXT` hands a running agent its next task.
 
-    Exit code: 0 finished, 5 ended paused on an escalation, 6 the agent exited, 130 interrupted.
-    Example: supervisor run -- claude
+    Exit code: 0 finished (or the agent exited cleanly), 5 ended paused on an escalation, 6 the
+    agent exited before its task was done or failed, 3 tmux went away, 130 interrupted.
+    Example: supervisor run --task "fix the failing test" -- claude
     """
     settings = settings_from(ctx).ensure()
     if command and command[0] == "--":
         command = command[1:]
     if not command:
         raise UsageError("no command given", "put it after --, e.g. `supervisor run -- claude`")
-    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish, command=list(command))
+    if spec_path is not None and (task or turns):
+        raise UsageError("--spec decides when the run is done; --task and --turns do not go with it",
+                         "drop --task/--turns, or run without --spec")
+    task = read_task(task)
+    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish, command=list(command),
+                     task=task, turns=turns)
     from supervisor.workflow.live import load_runnable_spec, make_supervisor
 
     if spec_path is not None:
@@ -174,7 +236,7 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
     name = session or f"sv-{os.urandom(3).hex()}"
     pane = surface.new_session(name, list(command), width=width, height=height, cwd=os.getcwd())
     if detach:
-        log = _detach(settings, pane.pane_id, policy_path, shadows, poll, exit_on_finish, spec_path)
+        log = _detach(settings, pane.pane_id, policy_path, shadows, poll, exit_on_finish, spec_path, task, turns)
         console.print(f"started {redact(shlex.join(command))} in tmux session {name} pane {pane.pane_id}; supervising in "
                       f"the background (log {log}); `supervisor status` shows it; "
                       f"watch it: {_tmux(settings)} attach -t {name}")
@@ -188,11 +250,14 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
     interrupted = _supervise(sup)
     if runner.outcome in ("finished", "escalated", "stopped"):
         console.print(f"the agent is still in tmux session {name}: {_tmux(settings)} attach -t {name}")
+    elif runner.outcome == "lost":
+        err_console.print(f"[red]the tmux server went away[/] ({_tmux(settings)}); run {runner.run_id} is closed")
     ctx.exit(_exit_code([runner], interrupted))
 
 
 def _detach(settings: Settings, pane_id: str, policy_path: Path | None, shadows: tuple[Path, ...],
-            poll: float | None, exit_on_finish: bool, spec_path: Path | None) -> Path:
+            poll: float | None, exit_on_finish: bool, spec_path: Path | None, task: str | None,
+            turns: int | None) -> Path:
     """Start ``supervisor attach PANE`` as a background process in a session of its own."""
     import subprocess
     import sys
@@ -211,6 +276,10 @@ def _detach(settings: Settings, pane_id: str, policy_path: Path | None, shadows:
         args.append("--exit-on-finish")
     if spec_path is not None:
         args += ["--spec", str(spec_path.resolve())]
+    if task is not None:
+        args += ["--task", task]
+    if turns is not None:
+        args += ["--turns", str(turns)]
     args.append(pane_id)
     logs = settings.home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -223,28 +292,38 @@ def _detach(settings: Settings, pane_id: str, policy_path: Path | None, shadows:
 
 @click.command("attach")
 @_policy_options
-@click.option("--exit-on-finish", is_flag=True, help="Send the agent's exit command once it has finished.")
+@_task_options
+@click.option("--exit-on-finish", is_flag=True, help="Quit the agent (its exit command) when the run is finished.")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Hold the run to this approved workflow spec (a draft is refused).")
 @click.option("--run-id", default=None, help="With --spec: continue this run from its journal (after a crash).")
 @click.argument("panes", nargs=-1, required=True)
 @click.pass_context
 def attach_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
-               exit_on_finish: bool, spec_path: Path | None, run_id: str | None, panes: tuple[str, ...]) -> None:
-    """Supervise panes that already run an agent (tmux pane ids like %3, or session:window.pane)."""
+               task: str | None, turns: int | None, exit_on_finish: bool, spec_path: Path | None,
+               run_id: str | None, panes: tuple[str, ...]) -> None:
+    """Supervise panes that already run an agent (tmux pane ids like %3, or session:window.pane).
+    A pane whose earlier run lost its supervisor (killed, crashed) continues that same run."""
     settings = settings_from(ctx).ensure()
     if run_id is not None and (spec_path is None or len(panes) != 1):
         raise UsageError("--run-id needs --spec and exactly one pane", "e.g. `supervisor attach %3 --spec S.yaml "
                          "--run-id RUN`, or `supervisor runs resume RUN`")
-    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish)
+    if spec_path is not None and (task or turns):
+        raise UsageError("--spec decides when the run is done; --task and --turns do not go with it",
+                         "drop --task/--turns, or attach without --spec")
+    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish, task=read_task(task),
+                     turns=turns)
     from supervisor.workflow.live import make_supervisor
 
     surface = _surface(settings, poll)
     infos = [_find_pane(surface, settings, p) for p in panes]
     sup = make_supervisor(surface, settings, config, spec_path=spec_path, run_id=run_id, echo=console.print,
-                          socket=settings.tmux_socket)
+                          socket=settings.tmux_socket, auto_resume=True)
     _printer(sup)
     runners = [sup.add_pane(i) for i in infos]
+    for r in runners:
+        if r.resuming and config.task:
+            r.queue_task(config.task, source="attach --task")
     interrupted = _supervise(sup)
     ctx.exit(_exit_code(runners, interrupted))
 
@@ -263,53 +342,47 @@ def _find_pane(surface: Any, settings: Settings, target: str) -> Any:
                        subcommand=exc.subcommand) from exc
 
 
-def discover_agent_panes(surface: Any, policy: Policy, callback: Any = None) -> Iterator[Any]:
-    """Every live pane on the server that runs a known agent: by foreground command or title,
-    else by what its screen shows (the classifier names an agent that is not a plain shell)."""
-    from supervisor.classify import classify
-    from supervisor.screen import make_screen
-
+def discover_agent_panes(surface: Any, policy: Policy, callback: Any = None, *,
+                         include_shells: bool = False) -> Iterator[Any]:
+    """Every live pane on the server whose process (the pane's command or one of its children)
+    is a known agent; never the supervisor's own pane; plain shells only with ``include_shells``.
+    What a pane's screen shows does not count: a shell whose scrollback mentions an agent is a
+    shell."""
     if callback is not None:
         surface.watch_all(callback)
     for info in surface.list_panes():
-        if info.dead:
+        if info.dead or runs_us(info):
             continue
-        by_process = agent_of_pane(info, policy)
-        if by_process != "unknown" and not is_shell(by_process):
-            yield info
-            continue
-        try:
-            raw = surface.capture(info.pane_id)
-        except PaneGone:
-            continue
-        screen = make_screen(raw.text, width=info.width, height=info.height, title=info.title,
-                             current_command=info.current_command)
-        if classify(screen, policy).agent not in ("unknown", "shell"):
+        agent = agent_of_pane(info, policy)
+        if (agent != "unknown" and not is_shell(agent)) or (include_shells and is_shell(agent)):
             yield info
 
 
 @click.command("watch")
 @_policy_options
-@click.option("--exit-on-finish", is_flag=True, help="Send the agent's exit command once it has finished.")
+@click.option("--include-shells", is_flag=True, help="Also supervise panes that run a plain shell.")
 @click.option("--duration", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
               help="Stop after this long (for scripts and CI); default: until Ctrl-C.")
 @click.argument("panes", nargs=-1)
 @click.pass_context
 def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
-              exit_on_finish: bool, duration: float | None, panes: tuple[str, ...]) -> None:
-    """Supervise every pane on the tmux server that runs a known agent (or just PANES), picking up
-    new agent panes as they appear. One process, one run per pane."""
+              include_shells: bool, duration: float | None, panes: tuple[str, ...]) -> None:
+    """Supervise every pane on the tmux server whose process is a known agent (or just PANES),
+    picking up new agent panes as they appear; never this supervisor's own pane, and plain shells
+    only with --include-shells. One process, one run per pane, each until its agent exits; a pane
+    whose earlier run lost its supervisor continues that run."""
     settings = settings_from(ctx).ensure()
-    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish)
+    config = _config(settings, policy_path, shadows)
     surface = _surface(settings, poll)
-    sup = Supervisor(surface, settings, config, socket=settings.tmux_socket, renew_finished=True)
+    sup = Supervisor(surface, settings, config, socket=settings.tmux_socket, renew_finished=True, auto_resume=True)
     _printer(sup)
     if panes:
         for p in panes:
             sup.add_pane(_find_pane(surface, settings, p))
         sup.discover = None
     else:
-        sup.discover = lambda: discover_agent_panes(surface, config.policy, sup._enqueue)
+        sup.discover = lambda: discover_agent_panes(surface, config.policy, sup._enqueue,
+                                                    include_shells=include_shells)
         # Without a server (or in poll mode) there is nothing to listen to: look now and then.
         # (With control clients attached, tmux tells us about new windows, panes and sessions.)
         sup.rescan_every = max(poll or 0.0, 5.0) if poll or not surface.server_alive() else None
@@ -323,18 +396,6 @@ def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path,
     ctx.exit(EXIT_ESCALATED if any(r.outcome == "escalated" for r in runners) else EXIT_OK)
 
 
-def _pid_alive(pid: int | None, host: str | None) -> bool | None:
-    if not pid or host != socketlib.gethostname():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _first_event(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
@@ -345,10 +406,14 @@ def _first_event(path: Path) -> dict[str, Any]:
 
 
 def live_runs(settings: Settings, *, include_ended: bool = False) -> list[dict[str, Any]]:
-    """Runs as their journals tell them: state, paused, pause_reason, next_action, and whether the
-    supervising process is still alive (``supervisor_alive``; None when it runs on another host)."""
+    """Runs as their journals tell them: state, paused, pause_reason, next_action, and whether a
+    supervisor holds the run (``supervisor_alive``). Runs whose supervisor is gone and whose pane
+    is dead (or gone) are closed first: nobody can continue them."""
+    from supervisor.control import is_live
+    from supervisor.lifecycle import close_orphans
     from supervisor.runlog import list_runs
 
+    close_orphans(settings)
     rows = []
     for r in list_runs(settings.journals_dir):
         if r.outcome is not None and not include_ended:
@@ -358,7 +423,7 @@ def live_runs(settings: Settings, *, include_ended: bool = False) -> list[dict[s
         row["session"] = first.get("session")
         row["host"] = first.get("host")
         row["supervisor_pid"] = first.get("pid")
-        row["supervisor_alive"] = _pid_alive(first.get("pid"), first.get("host")) if r.outcome is None else False
+        row["supervisor_alive"] = is_live(settings, r.run_id) if r.outcome is None else False
         row["age_s"] = round(time.time() - (r.last_event_at or time.time()), 1)
         rows.append(row)
     return rows
@@ -386,7 +451,7 @@ def status_cmd(ctx: click.Context, as_json: bool, include_ended: bool) -> None:
     for r in rows:
         state = r["outcome"] or r["state"] or "-"
         if r["outcome"] is None and r["supervisor_alive"] is False:
-            state += " (supervisor gone)"
+            state += " (supervisor gone: `supervisor runs resume` continues it)"
         table.add_row(r["run_id"], r["pane_id"] or "-", r["agent"] or "-", state,
                       f"[red]{r['pause_reason']}[/]" if r["paused"] else "no", r["next_action"] or "",
                       f"{r['age_s']:.0f}s")

@@ -1,9 +1,10 @@
-"""Per-run lifecycle and history: `supervisor runs stop|resume|review|export|summarize|replay|
+"""Per-run lifecycle and history: `supervisor runs task|stop|resume|review|export|summarize|replay|
 postmortem RUN_ID`, added to the `runs` group.
 
-A live supervisor of the run gets stop/resume/review as control requests (it journals them);
-without one they go straight into the run's journal, and `runs resume` re-attaches to the
-run's pane and supervises it again from its journal (after a crash, nothing is sent twice).
+A live supervisor of the run gets task/stop/resume/review as requests (see
+:mod:`supervisor.control`; it journals them and acts at once); without one, stop/resume/review
+go straight into the run's journal, and `runs resume` re-attaches to the run's pane and
+supervises it again from its journal, with its state (after a crash, nothing is sent twice).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import click
 from supervisor.cli import console, settings_from
 from supervisor.cli.output import print_json
 from supervisor.cli.runs_cmds import RUN_ID, runs
+from supervisor.control import is_live
 from supervisor.errors import EXIT_ESCALATED, InputError, UsageError
 from supervisor.journal import Journal, iter_events
 from supervisor.settings import Settings
-from supervisor.workflow.controller import _try_lock, control_dir, submit_control
+from supervisor.workflow.controller import submit_control
 from supervisor.workflow.history import (
     attach_recorded,
     export_run,
@@ -42,34 +44,11 @@ def _journal_path(s: Settings, run_id: str) -> Path:
 
 
 def _is_live(s: Settings, run_id: str) -> bool:
-    with _try_lock(control_dir(s, run_id) / ".lock") as free:
-        return not free
+    return is_live(s, run_id)
 
 
 def _ended(path: Path) -> bool:
     return any(e.kind == "run_ended" for e in iter_events(path))
-
-
-def _refuse_if_plain_run_is_live(path: Path, run_id: str) -> None:
-    """A run without a workflow has no control channel: never write to the journal of a live one."""
-    import os
-    import socket
-
-    events = list(iter_events(path))
-    if any(e.kind == "note" and e.payload.get("type") in ("workflow", "supervision_resumed") for e in events):
-        return
-    started = next((e.payload for e in events if e.kind == "run_started"), {})
-    pid, host = started.get("pid"), started.get("host")
-    if not pid or host != socket.gethostname():
-        return
-    try:
-        os.kill(int(pid), 0)
-    except (ProcessLookupError, ValueError):
-        return
-    except PermissionError:
-        pass
-    raise UsageError(f"run {run_id} is supervised by process {pid} and has no workflow control channel",
-                     f"stop that supervisor (Ctrl-C, or `kill {pid}`) first")
 
 
 def _current_policy(s: Settings, path: Path | None) -> Any:
@@ -91,7 +70,7 @@ def _current_policy(s: Settings, path: Path | None) -> Any:
 def review_cmd(ctx: click.Context, run_id: str, by: str, note: str) -> None:
     """Record a review of RUN_ID; a finish held for this review then goes through."""
     s = settings_from(ctx).ensure()
-    _refuse_if_plain_run_is_live(_journal_path(s, run_id), run_id)
+    _journal_path(s, run_id)
     where = submit_control(s, run_id, "review", by=by, note=note)
     if where == "live":
         console.print(f"review by {by} handed to the live supervisor of {run_id}")
@@ -110,7 +89,6 @@ def stop_cmd(ctx: click.Context, run_id: str, note: str) -> None:
     path = _journal_path(s, run_id)
     if _ended(path):
         raise UsageError(f"run {run_id} has already ended", "nothing to stop")
-    _refuse_if_plain_run_is_live(path, run_id)
     where = submit_control(s, run_id, "stop", note=note)
     if where == "live":
         console.print(f"stop handed to the live supervisor of {run_id}")
@@ -129,40 +107,98 @@ def stop_cmd(ctx: click.Context, run_id: str, note: str) -> None:
 @click.pass_context
 def resume_cmd(ctx: click.Context, run_id: str, no_attach: bool, timeout: float | None) -> None:
     """Resume RUN_ID: clear its pause; with no live supervisor, re-attach to its pane and go on
-    from the journal (instructions already sent are not sent again)."""
+    with the same run, its state rebuilt from the journal (nothing already sent is sent again)."""
     s = settings_from(ctx).ensure()
     path = _journal_path(s, run_id)
     if _ended(path):
         raise UsageError(f"run {run_id} has already ended", f"start a new run, or read it: supervisor runs show {run_id}")
-    _refuse_if_plain_run_is_live(path, run_id)
-    where = submit_control(s, run_id, "resume")
-    if where == "live":
+    events = list(iter_events(path))
+    note = next((e.payload for e in reversed(events) if e.kind == "note"
+                 and e.payload.get("type") in ("workflow", "supervision_resumed") and e.payload.get("spec_path")), None)
+    if _is_live(s, run_id):
+        submit_control(s, run_id, "resume")
         console.print(f"resume handed to the live supervisor of {run_id}")
         return
+    if note is not None:  # a workflow's pause is cleared in its journal (its gate decides what is next)
+        submit_control(s, run_id, "resume")
+    elif no_attach:  # a plain run's pause clears itself once the screen no longer asks; this clears it now
+        with Journal(path, run_id) as j:
+            j.append("resume", {"by": "supervisor", "note": "supervisor runs resume --no-attach", "waited_s": None,
+                                "human_keys": [], "selected": None})
     if no_attach:
         console.print(f"{run_id} resumed in its journal (no live supervisor)")
         return
-    events = list(iter_events(path))
-    note = next((e.payload for e in reversed(events) if e.kind == "note"
-                 and e.payload.get("type") in ("workflow", "supervision_resumed")), None)
-    if note is None or not note.get("spec_path"):
-        raise UsageError(f"run {run_id} has no workflow spec to re-attach with",
-                         "supervise its pane again with `supervisor attach PANE`")
     started = next((e.payload for e in events if e.kind == "run_started"), {})
-    pane_id = note.get("pane_id") or started.get("pane_id")
+    pane_id = (note or {}).get("pane_id") or started.get("pane_id")
     if not pane_id:
-        raise UsageError(f"run {run_id} does not say which pane it supervised", "use `supervisor attach PANE --spec`")
-    socket = note.get("socket") or started.get("socket")
+        raise UsageError(f"run {run_id} does not say which pane it supervised", "use `supervisor attach PANE`")
+    socket = (note or {}).get("socket") or started.get("socket")
     if socket and not s.tmux_socket:
         s = replace(s, tmux_socket=socket)
-    from supervisor.workflow.live import supervise_pane
+    if note is not None:
+        from supervisor.workflow.live import supervise_pane
 
-    console.print(f"re-attaching to pane {pane_id} as run {run_id} (spec {note['spec_path']})")
-    runner = supervise_pane(s, pane_id, note["spec_path"], policy=_current_policy(s, None), run_id=run_id,
-                            timeout=timeout)
+        console.print(f"re-attaching to pane {pane_id} as run {run_id} (spec {note['spec_path']})")
+        runner = supervise_pane(s, pane_id, note["spec_path"], policy=_current_policy(s, None), run_id=run_id,
+                                timeout=timeout)
+    else:
+        runner = _resume_plain(s, run_id, pane_id, started, timeout)
     console.print(f"run {run_id} ended: {runner.outcome}")
     if runner.outcome != "finished":
         ctx.exit(EXIT_ESCALATED if runner.outcome == "escalated" else 0)
+
+
+def _resume_plain(s: Settings, run_id: str, pane_id: str, started: dict[str, Any], timeout: float | None) -> Any:
+    """Supervise a run without a spec again, in the foreground, on its pane."""
+    from supervisor.cli.live_cmds import _printer, _supervise, _surface
+    from supervisor.errors import PaneGone
+    from supervisor.runner import RunConfig, Supervisor
+
+    surface = _surface(s, None)
+    try:
+        info = surface.pane_info(pane_id)
+    except PaneGone as exc:
+        raise PaneGone(f"run {run_id}'s pane {pane_id} is gone ({exc.message})",
+                       "nothing to resume; `supervisor status` closes such runs", subcommand=exc.subcommand) from exc
+    recorded = started.get("pane_pid")
+    if recorded is not None and info.pid is not None and recorded != info.pid:
+        raise UsageError(f"pane {pane_id} now runs another program than run {run_id} supervised",
+                         "supervise it as a new run with `supervisor attach PANE`")
+    config = RunConfig(policy=_current_policy(s, None), exit_on_finish=bool(started.get("exit_on_finish")),
+                       task=started.get("task"), turns=started.get("turns"), command=started.get("command"))
+    sup = Supervisor(surface, s, config, socket=s.tmux_socket)
+    _printer(sup)
+    console.print(f"re-attaching to pane {pane_id} as run {run_id}")
+    runner = sup.add_pane(info, run_id=run_id, resume=True)
+    _supervise(sup, duration=timeout)
+    return runner
+
+
+@runs.command("task")
+@click.argument("run_id", type=RUN_ID)
+@click.argument("text")
+@click.pass_context
+def task_cmd(ctx: click.Context, run_id: str, text: str) -> None:
+    """Hand a running agent its next task (TEXT, or @FILE): typed once the agent is idle and ready.
+
+    The run's live supervisor queues it and types it into the agent's input box (multi-line text
+    is pasted), then checks that the agent took it.
+    """
+    from supervisor.cli.live_cmds import read_task
+    from supervisor.control import write_request
+
+    s = settings_from(ctx).ensure()
+    path = _journal_path(s, run_id)
+    if _ended(path):
+        raise UsageError(f"run {run_id} has ended",
+                         "supervise the agent again with `supervisor attach PANE --task TEXT`")
+    task = read_task(text)
+    if not _is_live(s, run_id):
+        raise UsageError(f"run {run_id} has no live supervisor to type the task",
+                         f"continue it first: `supervisor runs resume {run_id}` (or `supervisor attach PANE --task`)")
+    rid = write_request(s, run_id, "task", text=task)
+    console.print(f"task handed to the live supervisor of {run_id} (request {rid}); it is typed once the agent "
+                  "is idle")
 
 
 @runs.command("export")

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-OutputKind = Literal["output", "pane_dead", "pane_gone", "panes_changed", "server_gone", "tick"]
+OutputKind = Literal["output", "pane_dead", "pane_gone", "panes_changed", "server_gone", "tick", "requests"]
 """What an event says: the pane printed something; the pane's program exited (pane kept by
 ``remain-on-exit``); the pane no longer exists; panes were added or removed (rescan); the tmux
-server (or control client) is gone; a poll tick (``--poll`` mode)."""
+server (or control client) is gone; a poll tick (``--poll`` mode); a request for the pane's run
+arrived from another process (``supervisor runs task|stop|resume``)."""
 
 
 @dataclass(frozen=True)

@@ -12,25 +12,24 @@ supervisor was killed resumes it, re-running verifications that never reported, 
 instructions that were decided but not sent, and checking the screen for instructions whose
 intent was journaled but whose delivery was not (never sending one twice).
 
-Humans reach a live run through control requests (``runs review|stop|resume``): small JSON
-files under ``$SUPERVISOR_HOME/control/RUN_ID/`` that the controller journals and removes.
-While a controller runs it holds ``control/RUN_ID/.lock``; without a live controller the CLI
-appends to the journal directly.
+Humans reach a live run through control requests (``runs review|stop|resume``, see
+:mod:`supervisor.control`): the run's pane runner picks them up and hands them over
+(:meth:`WorkflowController.take_request`); the controller journals each once and acts on it. A
+controller used on its own holds the run's control channel itself. Without a live supervisor
+the CLI appends to the journal directly.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
-import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from supervisor.control import RunControl, is_live, write_request
 from supervisor.ids import new_id
 from supervisor.journal import Journal
 from supervisor.policy import Policy
@@ -56,28 +55,6 @@ ControlType = str  # review | stop | resume
 # -- control requests -------------------------------------------------------------------------------------
 
 
-def control_dir(settings: Any, run_id: str) -> Path:
-    return Path(settings.home) / "control" / run_id
-
-
-@contextlib.contextmanager
-def _try_lock(path: Path) -> Iterator[bool]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
 def control_event(kind: ControlType, *, by: str | None = None, note: str = "",
                   request_id: str | None = None) -> tuple[str, dict[str, Any]]:
     """The journal event (kind, payload) a control request becomes."""
@@ -93,22 +70,15 @@ def control_event(kind: ControlType, *, by: str | None = None, note: str = "",
 
 def submit_control(settings: Any, run_id: str, kind: ControlType, *, by: str | None = None,
                    note: str = "") -> str:
-    """Hand a request to the run: to its live controller (a file it picks up), or, when no
-    supervisor holds the run, straight into its journal. Returns ``live`` or ``journal``."""
-    d = control_dir(settings, run_id)
-    rid = new_id("req_")
-    with _try_lock(d / ".lock") as free:
-        if free:
-            jpath = settings.journal_path(run_id)
-            ev_kind, payload = control_event(kind, by=by, note=note, request_id=rid)
-            with Journal(jpath, run_id) as j:
-                j.append(ev_kind, payload)  # type: ignore[arg-type]
-            return "journal"
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = d / f".{rid}.tmp"
-    tmp.write_text(json.dumps({"request_id": rid, "type": kind, "by": by, "note": note, "at": time.time()}))
-    os.replace(tmp, d / f"{rid}.json")
-    return "live"
+    """Hand a request to the run: to its live supervisor (a request it picks up at once), or, when
+    no supervisor holds the run, straight into its journal. Returns ``live`` or ``journal``."""
+    if is_live(settings, run_id):
+        write_request(settings, run_id, kind, by=by, note=note)
+        return "live"
+    ev_kind, payload = control_event(kind, by=by, note=note)
+    with Journal(settings.journal_path(run_id), run_id) as j:
+        j.append(ev_kind, payload)  # type: ignore[arg-type]
+    return "journal"
 
 
 # -- the controller ---------------------------------------------------------------------------------------
@@ -121,7 +91,7 @@ class WorkflowController:
                  run_id: str, *, pane_id: str | None = None, cwd: str | Path | None = None,
                  pool: VerifierPool | None = None, hub: NotificationHub | None = None,
                  wake: Callable[[], None] | None = None, confirm_timeout_s: float | None = None,
-                 on_event: Callable[[Any], None] | None = None) -> None:
+                 on_event: Callable[[Any], None] | None = None, control: RunControl | None = None) -> None:
         self.spec = spec
         self.journal = journal
         self.surface = surface
@@ -150,13 +120,10 @@ class WorkflowController:
         self.state: WorkflowState = initial_state(spec, run_id)
         for ev in journal.events():
             self._fold(ev)
-        self._lockfile = control_dir(settings, run_id) / ".lock"
-        self._lockfile.parent.mkdir(parents=True, exist_ok=True)
-        self._lock_fd: int | None = os.open(self._lockfile, os.O_RDWR | os.O_CREAT, 0o600)
-        # Another live controller on this run (a second supervisor) keeps it; requests then go
-        # to whichever reads them first.
-        with contextlib.suppress(OSError):
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._requests: list[dict[str, Any]] = []
+        self._own_control = control is None
+        self.control = control if control is not None else RunControl(settings, run_id)
+        """The run's control channel: the pane runner's, or (used on its own) the controller's."""
 
     # -- state ------------------------------------------------------------------------------------------
     def _fold(self, ev: Any) -> None:
@@ -169,7 +136,8 @@ class WorkflowController:
             except ValueError:
                 return
             cp.checkpoint_id = cp.checkpoint_id or ev.event_id
-            self.checkpoints[cp.checkpoint_id] = cp
+            if not ev.payload.get("ignored"):
+                self.checkpoints[cp.checkpoint_id] = cp
             self.tracker.remember(cp)
 
     def _append(self, kind: str, payload: dict[str, Any], *, event_id: str | None = None) -> Any:
@@ -280,11 +248,13 @@ class WorkflowController:
         if self._own_pool:
             self.pool.close(wait=False)
         self.hub.close()
-        if self._lock_fd is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                os.close(self._lock_fd)
-            self._lock_fd = None
+        if self._own_control:
+            self.control.close()
+
+    def take_request(self, request: dict[str, Any]) -> None:
+        """A review/stop/resume request the pane runner picked up; journaled on the next tick."""
+        with self._lock:
+            self._requests.append(request)
 
     # -- internals ----------------------------------------------------------------------------------------
     def _start(self) -> list[WorkflowDecision]:
@@ -323,6 +293,13 @@ class WorkflowController:
             cp.checkpoint_id = eid
             payload = cp.model_dump(mode="json", exclude={"body"})
             payload["checkpoint"] = cp.body.model_dump(mode="json") if cp.body else None
+            named = cp.body.run_id if cp.body is not None else None
+            if named and named != self.run_id:
+                # A checkpoint for another run (quoted, pasted, or planted in output): journaled, never acted on.
+                payload["ignored"] = f"names another run ({named[:40]})"
+                self._append("checkpoint", payload, event_id=eid)
+                self._append("note", {"type": "checkpoint_ignored", "checkpoint_id": eid, "why": payload["ignored"]})
+                continue
             self._append("checkpoint", payload, event_id=eid)
             if cp.body is None:
                 continue
@@ -441,26 +418,20 @@ class WorkflowController:
         return out
 
     def _controls(self) -> None:
-        d = control_dir(self.settings, self.run_id)
-        if not d.is_dir():
-            return
-        for f in sorted(d.glob("*.json")):
-            try:
-                req = json.loads(f.read_text())
-                rid = req["request_id"]
-            except (OSError, ValueError, KeyError):
-                with contextlib.suppress(OSError):
-                    f.unlink()
-                continue
-            if rid not in self.state.controls_done:
+        requests, self._requests = self._requests, []
+        if self._own_control:
+            requests += self.control.requests()
+        for req in requests:
+            rid = req.get("request_id")
+            if rid and rid not in self.state.controls_done:
                 try:
                     kind, payload = control_event(req.get("type", ""), by=req.get("by"), note=req.get("note", ""),
                                                   request_id=rid)
                 except ValueError:
                     kind, payload = "note", {"type": "bad_request", "request_id": rid, "note": str(req)[:200]}
                 self._append(kind, payload)
-            with contextlib.suppress(OSError):
-                f.unlink()
+            if self._own_control:
+                self.control.done(req)
 
 
 class _JournalProxy:

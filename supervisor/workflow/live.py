@@ -45,12 +45,13 @@ class WorkflowPaneRunner(PaneRunner):
                  on_change: Callable[[PaneRunner, Any], None] | None = None, socket: str | None = None,
                  cwd: str | Path | None = None, wake: Callable[[], None] | None = None,
                  transcript: str | Path | None = None) -> None:
-        self.resuming = bool(run_id) and settings.journal_path(run_id or "").exists()
-        super().__init__(surface, pane, settings, config, run_id=run_id, on_change=on_change, socket=socket)
         self.spec = spec
         self.spec_path = spec_path
+        super().__init__(surface, pane, settings, config, run_id=run_id, on_change=on_change, socket=socket,
+                         resume=bool(run_id))
         self.workflow = WorkflowController(spec, self.journal, surface, config.policy, settings, self.run_id,
-                                           pane_id=pane.pane_id, cwd=cwd, wake=wake, on_event=self._wf_event)
+                                           pane_id=pane.pane_id, cwd=cwd, wake=wake, on_event=self._wf_event,
+                                           control=self.control)
         self._wf_hash: str | None = None
         self._transcript = TranscriptSurface(transcript) if transcript else None
         """An agent's JSONL transcript, read for checkpoint blocks too (observe-only)."""
@@ -67,22 +68,31 @@ class WorkflowPaneRunner(PaneRunner):
         if self._on_change is not None:
             self._on_change(self, event)
 
-    def _append(self, kind: Any, payload: dict[str, Any], *, event_id: str | None = None) -> None:
-        if kind == "run_started":  # the warehouse's runs.spec_id comes from here
+    def _append(self, kind: Any, payload: dict[str, Any], *, event_id: str | None = None) -> Any:
+        if kind == "run_started" or (kind == "note" and payload.get("type") == "supervision_resumed"):
+            # the warehouse's runs.spec_id comes from run_started
             payload = {**payload, "spec_id": self.spec.content_hash, "spec_path": self.spec_path}
-        super()._append(kind, payload, event_id=event_id)
+        return super()._append(kind, payload, event_id=event_id)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
-        info = {"type": "workflow", "spec_id": self.spec.content_hash, "spec_name": self.spec.name,
-                "spec_path": self.spec_path, "pane_id": self.pane_id, "socket": self.socket, "pid": os.getpid()}
-        if self.resuming:
-            self._append("note", {**info, "type": "supervision_resumed"})
-            self._observe_at = time.time()
-        else:
-            super().start()
-            self._append("note", info)
+        resuming = self.resuming
+        super().start()
+        if not resuming:
+            self._append("note", {"type": "workflow", "spec_id": self.spec.content_hash, "spec_name": self.spec.name,
+                                  "spec_path": self.spec_path, "pane_id": self.pane_id, "socket": self.socket,
+                                  "pid": os.getpid()})
         self._wf_next = time.time()
+
+    def _handle_request(self, req: dict[str, Any], now: float) -> None:
+        """Review, stop and resume belong to the workflow (its finish gate, its pause); a task is the
+        runner's."""
+        if req.get("type") in ("review", "stop", "resume"):
+            self.workflow.take_request(req)
+            with self._sched:
+                self._wf_next = now
+        else:
+            super()._handle_request(req, now)
 
     def stop(self) -> None:
         """The supervisor stops: ``escalated`` if the run (or its workflow) is paused."""
@@ -115,8 +125,9 @@ class WorkflowPaneRunner(PaneRunner):
         times = [t for t in (base, self._wf_next) if t is not None]
         return min(times) if times else None
 
-    def _act(self, decision: Decision, obs: Observation, raw: RawScreen, now: float) -> None:
-        if decision.kind == "finish" and not self.workflow.finish_allowed():
+    def _act(self, decision: Decision, obs: Observation, raw: RawScreen, now: float,
+             live: dict[str, Any] | None) -> None:
+        if decision.kind == "finish" and obs.state != "exited" and not self.workflow.finish_allowed():
             # The screen that made the agent look finished may carry its last checkpoint: read it first.
             self._wf_hash = None
             try:
@@ -133,7 +144,10 @@ class WorkflowPaneRunner(PaneRunner):
                                                     "not passed", "pause_reason": self.workflow.pause_reason,
                                           "next_action": self.workflow.next_action})
                 return
-        super()._act(decision, obs, raw, now)
+        super()._act(decision, obs, raw, now, live)
+
+    def _finish(self, decision: Decision, obs: Observation, now: float) -> None:
+        """The workflow's finish gate passed: the run ends when ``_workflow_step`` sees it finished."""
 
     def _feed_workflow(self) -> None:
         if self._transcript is not None:
@@ -158,8 +172,7 @@ class WorkflowPaneRunner(PaneRunner):
             if self.config.exit_on_finish:
                 keys = exit_keys(obs.agent if obs else "unknown", self.policy)
                 if keys:
-                    self._send(Decision(kind="finish", reason="workflow finished", source="workflow"), keys,
-                               kind="exit_agent")
+                    self._send(None, keys, kind="exit_agent")
             self.end("finished", reason="workflow finished: acceptance holds")
             return
         if wf.stop_requested:
@@ -186,8 +199,7 @@ class WorkflowSupervisor(Supervisor):
         self.run_id = run_id
         self.cwd = cwd if cwd is not None else spec_workdir(spec, spec_path)
         self.echo: Callable[[str], None] | None = None
-        self.auto_resume = True
-        """A pane whose earlier run under this spec never ended (its supervisor died) continues that run."""
+        self.auto_resume = True  # a pane whose run under this spec lost its supervisor continues that run
 
     def _journaled(self, runner: PaneRunner, event: Any) -> None:
         super()._journaled(runner, event)
@@ -198,22 +210,27 @@ class WorkflowSupervisor(Supervisor):
                     stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
                     self.echo(f"{stamp} {runner.pane_id} {line}")
 
-    def _make_runner(self, info: PaneInfo, cfg: RunConfig) -> PaneRunner:
+    def _resumable(self, info: PaneInfo) -> str | None:
+        from supervisor.lifecycle import resumable_run
+
+        run = resumable_run(self.settings, info.pane_id, self.socket, pane_pid=info.pid,
+                            spec_id=self.spec.content_hash)
+        return run.run_id if run is not None else None
+
+    def _make_runner(self, info: PaneInfo, cfg: RunConfig, *, run_id: str | None = None,
+                     resume: bool = False) -> PaneRunner:
         pane_id = info.pane_id
 
         def wake() -> None:
             self.events.put(OutputEvent("tick", pane_id, time.time()))
 
-        run_id = self.run_id
-        if run_id is None and self.auto_resume:
-            run_id = find_resumable_run(self.settings, pane_id, self.socket, self.spec.content_hash)
-            if run_id and self.echo is not None:
-                self.echo(f"{pane_id} resuming run {run_id} from its journal (its supervisor is gone)")
-        runner = WorkflowPaneRunner(self.surface, info, self.settings, cfg, spec=self.spec, spec_path=self.spec_path,
-                                    run_id=run_id, on_change=self._journaled, socket=self.socket, cwd=self.cwd,
-                                    wake=wake, transcript=self.transcript)
-        self.run_id = None  # only the first pane takes over an existing run
-        return runner
+        if self.run_id is not None:  # only the first pane takes over a given run
+            run_id, self.run_id = self.run_id, None
+        if run_id is not None and self.echo is not None and self.settings.journal_path(run_id).exists():
+            self.echo(f"{pane_id} resuming run {run_id} from its journal")
+        return WorkflowPaneRunner(self.surface, info, self.settings, cfg, spec=self.spec, spec_path=self.spec_path,
+                                  run_id=run_id, on_change=self._journaled, socket=self.socket, cwd=self.cwd,
+                                  wake=wake, transcript=self.transcript)
 
 
 def make_supervisor(surface: Any, settings: Settings, config: RunConfig, *, spec_path: str | Path | None = None,
@@ -249,33 +266,6 @@ def describe_event(event: Any) -> str | None:
         return f"instruction {'received' if p.get('confirmed') else 'NOT confirmed'}: {first}"
     if event.kind == "note" and p.get("type") == "review":
         return f"review by {p.get('by')}"
-    return None
-
-
-def find_resumable_run(settings: Settings, pane_id: str, socket: str | None, spec_hash: str, *,
-                       recent: int = 50) -> str | None:
-    """The newest run on this pane (and tmux socket) under this spec that has not ended and has no
-    live supervisor, among the ``recent`` most recently written journals."""
-    from supervisor.journal import iter_events
-    from supervisor.workflow.controller import _try_lock, control_dir
-
-    try:
-        journals = sorted(settings.journals_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
-    except OSError:
-        return None
-    for path in journals[:recent]:
-        try:
-            events = list(iter_events(path))
-        except Exception:  # noqa: BLE001 - an unreadable journal is simply not a candidate
-            continue
-        note = next((e.payload for e in events if e.kind == "note" and e.payload.get("type") == "workflow"), None)
-        if (note is None or note.get("pane_id") != pane_id or note.get("socket") != socket
-                or note.get("spec_id") != spec_hash or any(e.kind == "run_ended" for e in events)):
-            continue
-        run_id = events[0].run_id
-        with _try_lock(control_dir(settings, run_id) / ".lock") as free:
-            if free:
-                return run_id
     return None
 
 

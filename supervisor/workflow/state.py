@@ -162,6 +162,8 @@ def fold(state: WorkflowState, event: Event) -> WorkflowState:
     p = event.payload
     kind = event.kind
     if kind == "checkpoint":
+        if p.get("ignored"):  # a checkpoint for another run: recorded, never part of this one
+            return state
         state.checkpoints += 1
         if p.get("parse_error"):
             state.malformed += 1

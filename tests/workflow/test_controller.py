@@ -216,3 +216,29 @@ def test_notify_then_ai_hands_the_agent_a_try_once(tmp_path: Path, tmux_socket: 
     finally:
         ctl2.close()
         j2.close()
+
+
+def test_a_checkpoint_naming_another_run_is_ignored(tmp_path: Path, sv_home: Path) -> None:
+    """A checkpoint block for another run (quoted in output, pasted from elsewhere) is journaled as
+    ignored and never advances this run's workflow, not even after a restart."""
+    settings = Settings(home=sv_home).ensure()
+    spec = parse_spec(SPEC3)
+    j = Journal(settings.journal_path("run_mine"), "run_mine")
+    ctl = WorkflowController(spec, j, None, Policy(), settings, "run_mine")
+    other = ("<checkpoint>\nrun_id: run_someone_else\ncheckpoint_seq: 1\nstatus: step_done\ncurrent_node: write\n"
+             "summary: wrote hello.py\n</checkpoint>")
+    try:
+        assert ctl.on_output(other) == []
+        cps = [e.payload for e in j.events() if e.kind == "checkpoint"]
+        assert len(cps) == 1 and "another run" in cps[0]["ignored"]
+        assert any(e.kind == "note" and e.payload.get("type") == "checkpoint_ignored" for e in j.events())
+        assert ctl.state.checkpoints == 0 and not [e for e in j.events() if e.kind == "decision"]
+    finally:
+        ctl.close()
+    ctl2 = WorkflowController(spec, j, None, Policy(), settings, "run_mine")  # a restarted supervisor
+    try:
+        assert ctl2.tick() == [] and ctl2.on_output(other) == []
+        assert not [e for e in j.events() if e.kind == "decision"]
+    finally:
+        ctl2.close()
+        j.close()

@@ -299,7 +299,7 @@ def test_cli_run_with_spec_and_draft_refused(tmp_path: Path, tmux_socket: str, s
             js = list((sv_home / "journals").glob("*.jsonl")) if (sv_home / "journals").exists() else []
             return js[0].stem if js else None
 
-        rid = retry_until(run_id, 30)
+        rid = retry_until(run_id, 90, message="the run to start (a busy machine is slow to start Python)")
         retry_until(lambda: held_for_review(sv_home, rid), 90, message=lambda: log.read_text()[-3000:])
         r = run_cli("runs", "review", rid, "--by", "human", env=env)
         assert r.returncode == 0, r.stderr

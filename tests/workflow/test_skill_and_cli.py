@@ -60,17 +60,34 @@ def test_runs_commands_on_unknown_run(cli_env: dict[str, str]) -> None:
         assert "not found" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_lifecycle_commands_refuse_a_live_plain_run(sv_home: Path, cli_env: dict[str, str]) -> None:
-    """A run without a workflow has no control channel: its journal is never written by the CLI while
-    its supervisor lives (here: this test process plays the live supervisor)."""
-    import os
-    import socket
+def test_lifecycle_commands_reach_a_live_plain_run_through_its_control_channel(sv_home: Path,
+                                                                             cli_env: dict[str, str]) -> None:
+    """Every run has a control channel: while its supervisor lives (here: this test process holds
+    the run's control lock) the CLI hands requests over and never writes its journal; once the
+    supervisor is gone, `runs stop` closes the run in its journal."""
+    import json
 
+    from supervisor.control import RunControl
     from supervisor.journal import Journal
+    from supervisor.settings import Settings
 
-    with Journal(sv_home / "journals" / "run_plain.jsonl", "run_plain") as j:
-        j.append("run_started", {"pid": os.getpid(), "host": socket.gethostname(), "pane_id": "%1"})
-    for cmd in ("stop", "review", "resume"):
-        r = run_cli("runs", cmd, "run_plain", env=cli_env)
-        assert r.returncode == 2 and "has no workflow control channel" in r.stderr, (cmd, r.stderr)
-    assert len((sv_home / "journals" / "run_plain.jsonl").read_text().splitlines()) == 1
+    journal = sv_home / "journals" / "run_plain.jsonl"
+    with Journal(journal, "run_plain") as j:
+        j.append("run_started", {"pane_id": "%1"})
+    control = RunControl(Settings(home=sv_home), "run_plain")
+    try:
+        for cmd in ("stop", "review", "resume"):
+            r = run_cli("runs", cmd, "run_plain", env=cli_env)
+            assert r.returncode == 0 and "live supervisor" in r.stdout, (cmd, r.stdout, r.stderr)
+        r = run_cli("runs", "task", "run_plain", "fix the bug", env=cli_env)
+        assert r.returncode == 0 and "handed to the live supervisor" in r.stdout, r.stderr
+        requests = [json.loads(f.read_text()) for f in sorted(control.dir.glob("*.json"))]
+        assert sorted(q["type"] for q in requests) == ["resume", "review", "stop", "task"]
+        assert len(journal.read_text().splitlines()) == 1
+    finally:
+        control.close()
+    r = run_cli("runs", "task", "run_plain", "fix the bug", env=cli_env)
+    assert r.returncode == 2 and "no live supervisor" in r.stderr, r.stderr
+    r = run_cli("runs", "stop", "run_plain", env=cli_env)
+    assert r.returncode == 0 and "marked stopped" in r.stdout
+    assert '"outcome":"stopped"' in journal.read_text()

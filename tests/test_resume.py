@@ -1,0 +1,153 @@
+"""A supervisor killed with SIGKILL and started again continues the same run with its state:
+strikes, cooldown, pause, answered prompt instances, pending confirmations. Real `supervisor`
+processes against a real tmux server; the scripted agent counts every key it gets."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from supervisor.policy import dump_policy
+from tests.conftest import REPO, run_cli
+from tests.helpers import retry_until
+from tests.live_helpers import (
+    agent_command,
+    answers,
+    assert_no_stray_keys,
+    fast_policy,
+    read_record,
+    write_script,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def env(cli_env: dict[str, str], tmux_socket: str) -> dict[str, str]:
+    cli_env["SUPERVISOR_TMUX_SOCKET"] = tmux_socket
+    return cli_env
+
+
+def _events(home: Path) -> list[dict]:
+    out = []
+    for p in sorted((home / "journals").glob("*.jsonl")) if (home / "journals").exists() else []:
+        out += [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    return out
+
+
+def _kinds(home: Path, kind: str) -> list[dict]:
+    return [e["payload"] for e in _events(home) if e["kind"] == kind]
+
+
+def _sent(home: Path) -> list[dict]:
+    return [p for p in _kinds(home, "action") if p.get("kind") == "send_keys" and p.get("delivered")
+            and p.get("confirmed") is None]
+
+
+def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "supervisor", *args], env=env, cwd=REPO,
+                            stdout=open(log, "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(env: dict[str, str], tmp_path: Path,
+                                                                        sv_home: Path) -> None:
+    """A prompt that never takes its answer: answered once, not taken, SIGKILL during the cooldown;
+    the restarted supervisor (`attach` on the pane) continues the same run, retries once after the
+    cooldown it remembered, and then escalates: two answers in all, one pause."""
+    pol = fast_policy(confirm_timeout_s=0.8)
+    pol.budgets.cooldown_s = 4.0
+    pol.budgets.strike_limit = 2
+    policy = tmp_path / "p.yaml"
+    policy.write_text(dump_policy(pol))
+    script = write_script(tmp_path, [{"spinner": {"seconds": 0.3}},
+                                     {"prompt": {"id": "stuck", "kind": "bash", "command": "make", "ignore": 100}}])
+    rec = tmp_path / "rec.jsonl"
+    log = tmp_path / "sup.log"
+    proc = _start(["run", "--policy", str(policy), "--session", "s", "--", *agent_command(script, rec)], env, log)
+    try:
+        retry_until(lambda: [p for p in _kinds(sv_home, "friction") if p["kind"] == "answer_not_taken"], 60,
+                    message=lambda: log.read_text()[-2000:])
+        _kill(proc)
+        assert len(_sent(sv_home)) == 1
+        pane = _kinds(sv_home, "run_started")[0]["pane_id"]
+        proc = _start(["attach", "--policy", str(policy), pane], env, log)
+        retry_until(lambda: _kinds(sv_home, "pause"), 60, message=lambda: log.read_text()[-2000:])
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(list((sv_home / "journals").glob("*.jsonl"))) == 1, "the same run, not a new one"
+    notes = [p for p in _kinds(sv_home, "note") if p.get("type") == "supervision_resumed"]
+    assert len(notes) == 1
+    sent = _sent(sv_home)
+    assert len(sent) == 2 and sent[1]["retry"] is True, sent
+    pauses = _kinds(sv_home, "pause")
+    assert len(pauses) == 1 and pauses[0]["rule"] == "strike-guard", pauses
+    ignored = [r for r in read_record(rec) if r["event"] == "ignored"]
+    assert len(ignored) == 2
+    # the retry came after the cooldown the first supervisor journaled, not at once
+    not_taken = next(e for e in _events(sv_home) if e["kind"] == "friction" and e["payload"]["kind"] == "answer_not_taken")
+    retry_at = next(e["at"] for e in _events(sv_home) if e["kind"] == "action" and e["payload"].get("retry")
+                    and e["payload"].get("delivered"))
+    assert retry_at >= not_taken["payload"]["cooldown_until"] - 0.05
+    assert_no_stray_keys(rec)
+
+
+def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(env: dict[str, str], tmp_path: Path,
+                                                                       sv_home: Path, tmux_socket: str) -> None:
+    """SIGKILL while a dangerous prompt waits for a human; `supervisor runs resume` continues the
+    run still paused (no second escalation, no keys); the human declines; the resume event says
+    who ended the pause, after how long, and what they chose."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(dump_policy(fast_policy()))
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "p1", "kind": "bash", "command": "npm test"}},
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "push", "kind": "bash", "command": "git push --force origin main",
+                    "on_decline": [{"say": "Not pushing."}]}},
+        {"spinner": {"seconds": 0.3}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    log = tmp_path / "sup.log"
+    proc = _start(["run", "--policy", str(policy), "--", *agent_command(script, rec)], env, log)
+    try:
+        retry_until(lambda: _kinds(sv_home, "pause"), 60, message=lambda: log.read_text()[-2000:])
+        _kill(proc)
+        run_id = _events(sv_home)[0]["run_id"]
+        status = json.loads(run_cli("status", "--json", env=env).stdout)
+        assert status[0]["run_id"] == run_id and status[0]["supervisor_alive"] is False and status[0]["paused"]
+        proc = subprocess.Popen([sys.executable, "-m", "supervisor", "runs", "resume", run_id], env=env, cwd=REPO,
+                                stdout=open(log, "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
+        retry_until(lambda: [p for p in _kinds(sv_home, "note") if p.get("type") == "supervision_resumed"], 60,
+                    message=lambda: log.read_text()[-2000:])
+        retry_until(lambda: json.loads(run_cli("status", "--json", env=env).stdout)[0]["supervisor_alive"], 30,
+                    message="the resumed supervisor to hold the run")
+        subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", _kinds(sv_home, "run_started")[0]["pane_id"],
+                        "3"], check=True)
+        resume = retry_until(lambda: _kinds(sv_home, "resume"), 60, message=lambda: log.read_text()[-2000:])
+        retry_until(lambda: _kinds(sv_home, "turn_finished"), 60, message=lambda: log.read_text()[-2000:])
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(_kinds(sv_home, "pause")) == 1, "not escalated again after the restart"
+    assert len(_sent(sv_home)) == 1 and answers(rec)["p1"]["approved"] is True
+    assert answers(rec)["push"]["approved"] is False and answers(rec)["push"]["keys"] == ["3"]
+    r = resume[0]
+    assert r["by"] == "human" and r["waited_s"] > 0 and r["selected"].startswith("No"), r
+    assert_no_stray_keys(rec)

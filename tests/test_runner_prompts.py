@@ -1,0 +1,107 @@
+"""At most one answer per prompt instance, against agents that do not simply redraw: a dialog that
+redraws while it dismisses, a line-based agent whose answered prompt stays on screen with output
+below it, prompts quoted in the agent's own output. Real tmux, the real supervisor, the scripted
+agent counting every key (the harness fails the test on any stray key)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import retry_until
+from tests.live_helpers import answers, events, read_record, write_script
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def harness(tmux_socket: str, sv_home: Path):
+    from tests.live_helpers import LiveHarness
+
+    made: list[LiveHarness] = []
+
+    def make(**kw):
+        h = LiveHarness(tmux_socket, sv_home, **kw)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.stop()
+
+
+def _sent(runner) -> list[dict]:
+    return [e.payload for e in events(runner, "action") if e.payload.get("delivered") and e.payload.get("confirmed")
+            is None and e.payload.get("kind") == "send_keys"]
+
+
+def test_a_slowly_dismissing_dialog_is_answered_once(harness, tmp_path: Path) -> None:
+    """Claude's trust dialog, answered, is redrawn twice (one blank frame between) before it goes:
+    the redraws are the same prompt instance; exactly one key reaches the agent."""
+    script = write_script(tmp_path, [
+        {"prompt": {"id": "trust", "kind": "trust", "dismiss": {"redraws": 2, "every_s": 0.35, "blank": True}}},
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "p1", "kind": "bash", "command": "npm test", "dismiss": {"redraws": 1, "every_s": 0.5}}},
+        {"spinner": {"seconds": 0.3}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness()
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 60, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    assert runner.outcome == "finished"
+    assert set(answers(rec)) == {"trust", "p1"}
+    assert [r["n"] for r in read_record(rec) if r["event"] == "redrawn"] == [1, 2, 1]
+    sent = _sent(runner)
+    assert len(sent) == 2, sent  # one answer per prompt, none for the redraws
+    skipped = [e.payload for e in events(runner, "answer_skipped")]
+    assert skipped and all("already answered" in s["why"] for s in skipped), skipped
+    confirmed = [e.payload for e in events(runner, "action") if e.payload.get("confirmed") is True]
+    assert len(confirmed) == 2 and not [e for e in events(runner, "friction")
+                                        if e.payload["kind"] in ("answer_not_taken", "repeated_prompt")]
+
+
+@pytest.mark.parametrize("style,kind", [("aider", "yes_no"), ("claude", "bash")])
+def test_an_appending_agent_is_answered_once_per_prompt(harness, tmp_path: Path, style: str, kind: str) -> None:
+    """A line-based agent: each answered prompt stays on screen with output below it; the same
+    question asked again after progress is a new prompt, answered once too."""
+    steps: list[dict] = [{"say": "Setting up the project."}]
+    for n in range(5):
+        steps += [{"prompt": {"id": f"p{n}", "kind": kind, "question": "Run shell command?", "command": "make build"}},
+                  {"say": f"Build step {n} done."}]
+        if n % 2:
+            steps.append({"spinner": {"seconds": 0.2}})
+    steps += [{"spinner": {"seconds": 0.3}}, {"done": {}}]
+    script = write_script(tmp_path, steps, style=style, mode="append")
+    rec = tmp_path / "rec.jsonl"
+    h = harness()
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    # every answered instance confirmed gone (each one stayed off the live bottom for the grace period)
+    retry_until(lambda: len([e for e in events(runner, "action") if e.payload.get("confirmed") is True]) == 5, 90,
+                message=lambda: f"five confirmed answers; record={read_record(rec)[-3:]}")
+    got = answers(rec)
+    assert set(got) == {f"p{n}" for n in range(5)} and all(a["approved"] for a in got.values()), got
+    assert len(_sent(runner)) == 5
+    retry_until(lambda: any(r["event"] == "done" for r in read_record(rec)), 30, message="the agent's last turn")
+    assert not [e for e in events(runner, "friction") if e.payload["kind"] == "answer_not_taken"]
+
+
+@pytest.mark.parametrize("kind", ["menu", "yes_no", "press_enter", "trust"])
+def test_prompts_quoted_in_agent_output_get_no_keys(harness, tmp_path: Path, kind: str) -> None:
+    """Injection stand-ins: a menu, a y/n question or a trust dialog quoted in a message, and
+    "press Enter to continue" in prose, each followed by more output. Nothing is sent."""
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"quote": {"kind": kind, "then": "spinner", "seconds": 1.5}},
+        {"quote": {"kind": kind, "then": "say", "seconds": 1.5}},
+        {"say": "Done."},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness()
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 60, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    assert not _sent(runner)
+    assert not answers(rec)
+    assert not [r for r in read_record(rec) if r["event"] == "keys"]
