@@ -161,10 +161,15 @@ def prompt_rows(screen: Screen, prompt: Prompt) -> tuple[int, int] | None:
     return (first_row if first_row is not None else max(0, last_row - len(prompt.options)), last_row)
 
 
+MAX_ROWS_BELOW = 3
+"""Non-blank rows a live menu may have below its last option (its footer: "Esc to cancel",
+Gemini's box edge and "Waiting for user confirmation"). More is agent output: the menu is history."""
+
+
 def prompt_is_live(screen: Screen, prompt: Prompt, rows: tuple[int, int] | None) -> tuple[bool, str]:
-    """Whether the prompt is the live bottom of the screen (and why not). A line prompt is live
-    only while the cursor sits on its row and nothing follows it; a menu only while at most its
-    footer follows (the classifier's placement, when given, already means live)."""
+    """Whether the prompt is the live bottom of the screen (and why not), checked by the runner
+    whatever the classifier said: a line prompt is live only while the cursor sits on its row and
+    nothing follows it; a menu only while at most its footer follows."""
     if rows is None:
         return True, ""  # placement unknown: the classifier's word stands
     first, last = rows
@@ -176,9 +181,8 @@ def prompt_is_live(screen: Screen, prompt: Prompt, rows: tuple[int, int] | None)
         if screen.cursor_y is not None and screen.cursor_y > last:
             return False, "the cursor has moved past the prompt"
         return True, ""
-    placed = isinstance(getattr(prompt, "last_row", None), int)
-    if not placed and len(below) > 3:
-        return False, "output follows the prompt"
+    if len(below) > MAX_ROWS_BELOW:
+        return False, f"{len(below)} rows of output follow the prompt"
     return True, ""
 
 
@@ -353,6 +357,11 @@ class PaneRunner:
             return
         with self._sched:
             requests, self._requests_due = self._requests_due, False
+        if requests:
+            self._handle_requests(now)
+            if self.done:
+                return
+        with self._sched:
             due_observe = self._observe_at is not None and self._observe_at <= now
             due_timer = self._timer_at is not None and self._timer_at <= now
             if due_observe or due_timer:
@@ -361,8 +370,6 @@ class PaneRunner:
                 self._first_unobserved = None
                 if due_timer:
                     self._timer_at = None
-        if requests:
-            self._handle_requests(now)
         if (due_observe or due_timer) and not self.done:
             self.observe(now, trigger=trigger, force=due_timer)
 
@@ -418,7 +425,7 @@ class PaneRunner:
         obs.policy_id = obs.policy_id or self.policy_id
         self._append("observation", {
             "observation": obs.model_dump(mode="json"), "pane_id": self.pane_id, "trigger": trigger, "now": now,
-            "last_output_at": self._last_output_at, "screen": _screen_fields(screen, raw.info),
+            "last_output_at": self._last_output_at, "screen": _screen_fields(screen),
             "live_prompt": live, "human": human,
         }, event_id=obs_id)
         self.last_live = live
@@ -497,9 +504,11 @@ class PaneRunner:
 
     def _screen(self, raw: RawScreen) -> Screen:
         i = raw.info
-        return self._make_screen(raw.text, width=i.width, height=i.height, title=i.title,
-                                 current_command=i.current_command, dead=i.dead, cursor_x=i.cursor_x,
-                                 cursor_y=i.cursor_y, scrollback=raw.scrollback)
+        screen = self._make_screen(raw.text, width=i.width, height=i.height, title=i.title,
+                                   current_command=i.current_command, dead=i.dead, cursor_x=i.cursor_x,
+                                   cursor_y=i.cursor_y, scrollback=raw.scrollback)
+        screen.cwd = i.current_path  # write/edit risk is judged by where the path lands
+        return screen
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def _shadow(self, screen: Screen, now: float, info: PaneInfo, human: dict[str, Any] | None) -> None:
@@ -807,6 +816,8 @@ class PaneRunner:
         tid = new_id("task_")
         self._append("task", {"task_id": tid, "text": text, "status": "queued", "source": source,
                               "request_id": request_id, "pane_id": self.pane_id})
+        with self._sched:
+            self._timer_at = _now()  # look now (even at an unchanged screen): the agent may be ready for it
         return tid
 
     def _task_step(self, now: float, obs: Observation, screen: Screen) -> None:
@@ -890,9 +901,6 @@ class PaneRunner:
         kind, rid = req.get("type"), req.get("request_id")
         if kind == "task" and isinstance(req.get("text"), str) and req["text"].strip():
             self.queue_task(req["text"], source="runs task", request_id=rid)
-            with self._sched:
-                self._observe_at = now  # look now: the agent may be ready for it
-                self._reason = "request"
         elif kind == "stop":
             self._append("note", {"type": "stop", "by": req.get("by") or "human", "note": req.get("note", ""),
                                   "request_id": rid})
@@ -1009,14 +1017,13 @@ def _copies_above(screen: Screen, prompt: Prompt, first_row: int) -> int:
     return sum(1 for ln in screen.text.split("\n")[:first_row] if q in " ".join(ln.split()))
 
 
-def _screen_fields(screen: Screen, info: PaneInfo) -> dict[str, Any]:
+def _screen_fields(screen: Screen) -> dict[str, Any]:
     """Every Screen field, for the journal (replay rebuilds the exact Screen from them)."""
-    out = {"screen_hash": screen.screen_hash, "text": screen.text, "width": screen.width, "height": screen.height,
+    return {"screen_hash": screen.screen_hash, "text": screen.text, "width": screen.width, "height": screen.height,
            "cursor_x": screen.cursor_x, "cursor_y": screen.cursor_y, "title": screen.title,
            "current_command": screen.current_command, "dead": screen.dead,
            "highlights": [list(h) for h in screen.highlights], "scrollback": screen.scrollback,
-           "cwd": getattr(screen, "cwd", None) or info.current_path or None}
-    return out
+           "cwd": screen.cwd}
 
 
 _DECLINE_ECHO = re.compile(r"user declined|you canceled|interrupted|declined", re.I)
