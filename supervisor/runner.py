@@ -247,6 +247,7 @@ class PaneRunner:
         self._paused_prompt: Prompt | None = None
         self._paused_highlight: int | None = None
         """The escalated prompt as last seen, and its highlight when escalated (what a human chose)."""
+        self._pause_absent_since: float | None = None
         self._task: _TaskDelivery | None = None
         self._not_live_why = ""
         known = agent_from_argv(config.command, self.policy)
@@ -569,15 +570,24 @@ class PaneRunner:
         return {"what": what, "where": where, "until": until, "hands_off_until": until if where == "prompt" else None}
 
     def _maybe_resume(self, now: float, obs: Observation, screen: Screen) -> None:
+        """A pause ends when what it was about is gone: at once on progress (the agent busy, another
+        prompt, the agent exiting); after :data:`~supervisor.runstate.DISMISS_GRACE_S` off the screen
+        otherwise (a frame caught mid-redraw is not a human's answer)."""
         rs, fold = self.state, self.fold
         if not rs.paused:
-            self._paused_prompt = None
+            self._paused_prompt, self._pause_absent_since = None, None
             return
         sig = obs.prompt.signature if obs.prompt is not None else None
         if obs.state == "blocked" or (obs.state == "asking" and (sig is None or sig == rs.escalated_signature)):
+            self._pause_absent_since = None
             if obs.prompt is not None and sig == rs.escalated_signature:
                 self._paused_prompt = obs.prompt
             return
+        progress = obs.state in ("busy", "exited") or obs.state == "asking"
+        if not progress:
+            self._pause_absent_since = self._pause_absent_since or now
+            if now - self._pause_absent_since < DISMISS_GRACE_S:
+                return
         was_prompt = self._paused_prompt
         if obs.state == "exited":
             by = "agent_exit"
@@ -587,10 +597,11 @@ class PaneRunner:
             by = "human"
         selected, keys = ((None, []) if was_prompt is None or by != "human"
                           else _infer_selection(was_prompt, screen, self._paused_highlight))
+        gone_at = self._pause_absent_since or now  # when it went (a resume after the grace is journaled late)
         self._append("resume", {"pane_id": self.pane_id, "state": obs.state, "was": rs.pause_reason, "by": by,
-                                "waited_s": round(now - (fold.paused_at or now), 3), "human_keys": keys,
-                                "selected": selected, "signature": fold.pause_signature})
-        self._paused_prompt = None
+                                "waited_s": round(gone_at - (fold.paused_at or gone_at), 3), "gone_at": gone_at,
+                                "human_keys": keys, "selected": selected, "signature": fold.pause_signature})
+        self._paused_prompt, self._pause_absent_since = None, None
 
     def _check_instances(self, now: float) -> None:
         """Journal what became known about answered prompt instances: gone (the answer took), or
@@ -951,6 +962,8 @@ class PaneRunner:
                         cands.append(until + 0.01)
             if fold.human_until > now and obs.state == "idle":
                 cands.append(fold.human_until + 0.01)
+            if rs.paused and self._pause_absent_since is not None:
+                cands.append(self._pause_absent_since + DISMISS_GRACE_S + 0.01)
         with self._sched:
             self._timer_at = min(cands) if cands else None
 
@@ -1122,7 +1135,8 @@ class WarehouseFeeder:
             self._try_sync = try_sync
 
     def start(self) -> None:
-        if self._try_sync is not None:
+        """Start the feeding thread (once: a supervisor may run its loop more than once)."""
+        if self._try_sync is not None and self._thread.ident is None:
             self._thread.start()
 
     def poke(self) -> None:

@@ -151,3 +151,30 @@ def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(env: dict
     r = resume[0]
     assert r["by"] == "human" and r["waited_s"] > 0 and r["selected"].startswith("No"), r
     assert_no_stray_keys(rec)
+
+
+def test_a_run_whose_supervisor_and_pane_are_gone_is_closed_by_status(env: dict[str, str], tmp_path: Path,
+                                                                       sv_home: Path, tmux_socket: str) -> None:
+    policy = tmp_path / "p.yaml"
+    policy.write_text(dump_policy(fast_policy()))
+    script = write_script(tmp_path, [{"spinner": {"seconds": 0.3}}, {"idle": {"id": "wait"}}])
+    log = tmp_path / "sup.log"
+    proc = _start(["run", "--policy", str(policy), "--", *agent_command(script, tmp_path / "r.jsonl")], env, log)
+    try:
+        retry_until(lambda: _kinds(sv_home, "observation"), 60, message=lambda: log.read_text()[-2000:])
+        _kill(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    live = json.loads(run_cli("status", "--json", env=env).stdout)
+    assert len(live) == 1 and live[0]["supervisor_alive"] is False, "the pane lives: the run can still be resumed"
+    pane = _kinds(sv_home, "run_started")[0]["pane_id"]
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", pane, "/exit", "Enter"], check=True)
+    retry_until(lambda: subprocess.run(["tmux", "-L", tmux_socket, "display", "-p", "-t", pane, "#{pane_dead}"],
+                                       capture_output=True, text=True).stdout.strip() == "1", 30,
+                message="the agent to exit")
+    assert json.loads(run_cli("status", "--json", env=env).stdout) == []
+    ended = json.loads(run_cli("status", "--json", "--all", env=env).stdout)[0]
+    assert ended["outcome"] == "exited"
+    reason = _kinds(sv_home, "run_ended")[0]["reason"]
+    assert "supervisor is gone" in reason and "dead" in reason

@@ -60,6 +60,14 @@ def test_a_slowly_dismissing_dialog_is_answered_once(harness, tmp_path: Path) ->
     confirmed = [e.payload for e in events(runner, "action") if e.payload.get("confirmed") is True]
     assert len(confirmed) == 2 and not [e for e in events(runner, "friction")
                                         if e.payload["kind"] in ("answer_not_taken", "repeated_prompt")]
+    # the warehouse has each skipped answer and the turn
+    from supervisor.warehouse import open_warehouse, sync
+
+    sync(h.settings, wait_s=10)
+    with open_warehouse(h.settings.warehouse, read_only=True) as wh:
+        skips = wh.sql(f"SELECT why FROM answer_skips WHERE run_id = '{runner.run_id}'")["why"].to_list()
+        turns = wh.sql(f"SELECT turn, answered FROM turns WHERE run_id = '{runner.run_id}'").rows()
+    assert len(skips) == len(skipped) and turns == [(1, 2)]
 
 
 @pytest.mark.parametrize("style,kind", [("aider", "yes_no"), ("claude", "bash")])

@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--gap", type=float, nargs=2, default=(0.3, 1.5), metavar=("MIN", "MAX"))
     ap.add_argument("--dismiss", type=int, default=0, metavar="N", help="random mode: redraw answered prompts N times")
-    ap.add_argument("--at", default=None, metavar="T1,T2", help="show a prompt at each of these epoch times")
+    ap.add_argument("--at", default=None, metavar="T1,T2|@FILE",
+                    help="show a prompt at each of these epoch times (@FILE: wait for FILE, then read them from it)")
     ap.add_argument("--style", default=None, help="claude | codex | aider (default: the script's, or claude)")
     ap.add_argument("--mode", default=None, help="redraw | append (default: the script's, or redraw)")
     args = ap.parse_args(argv)
@@ -49,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if args.random:
                 run_random(agent, args.random, args.seed, (args.gap[0], args.gap[1]), dismiss=args.dismiss)
-            elif args.at:
-                run_at(agent, [float(t) for t in args.at.split(",") if t])
+            elif args.at is not None:
+                run_at(agent, args.at)
             elif "turns" in script:
                 agent.run_steps(turns_to_steps(script))
                 if agent.exit_code is None:

@@ -453,10 +453,11 @@ class Agent:
             if how.get("blank"):
                 self.term.draw([""])
                 self.wait_quietly(float(how.get("blank_s", 0.06)), f"{pid}:dismissing")
-            self.term.title(f"{TITLE_SPIN[n % len(TITLE_SPIN)]} Claude Code")  # a new screen, the same prompt
+            self.set_title(True, n)  # a new screen (the title is part of it), the same prompt
             self.draw(self.prompt_rows(spec, highlight, ""))
             self.record("redrawn", id=pid, n=n + 1)
         self.wait_quietly(every, f"{pid}:dismissing")
+        self.set_title(False)
 
     def after_answer(self, spec: PromptSpec, opt: Option) -> None:
         if spec.inline is not None:
@@ -703,7 +704,9 @@ def run_random(agent: Agent, count: int, seed: int, gap: tuple[float, float], *,
     base = agent.style
     for n in range(count):
         agent.step_spinner({"seconds": rng.uniform(*gap), "verb": "Thinking"})
-        agent.style = rng.choice(styles or ([base, "codex"] if base == "claude" else [base]))
+        # a TUI may alternate Claude- and Codex-style prompts; a line-based agent keeps its one style
+        mixed = base == "claude" and agent.mode != "append"
+        agent.style = rng.choice(styles or ([base, "codex"] if mixed else [base]))
         kind = rng.choice(RANDOM_KINDS.get(agent.style, ["bash"]))
         arg: dict[str, Any] = {"id": f"r{n}", "kind": kind,
                                "command": rng.choice(["npm test", "pytest -q", "ls -la src"])}
@@ -716,14 +719,23 @@ def run_random(agent: Agent, count: int, seed: int, gap: tuple[float, float], *,
     agent.step_done({"seconds": None})
 
 
-def run_at(agent: Agent, times: list[float], kind: str = "bash") -> None:
-    """Sit idle and quiet; show a safe prompt at each of ``times`` (seconds since the epoch): the
-    burst benchmark starts many agents whose prompts appear at the same instants."""
+def run_at(agent: Agent, at: str, kind: str = "bash") -> None:
+    """Sit idle and quiet; show a safe prompt at each of the times in ``at`` (seconds since the
+    epoch, comma-separated; ``@FILE``: wait for FILE to exist, then read them from it). The burst
+    benchmark starts many agents whose prompts appear at the same instants."""
     agent.show_idle()
-    for n, at in enumerate(times):
-        agent.wait_quietly(max(0.0, at - time.time()), "idle")
+    if at.startswith("@"):
+        path = Path(at[1:])
+        while not path.exists():
+            agent.wait_quietly(0.1, "idle")
+        at = path.read_text(encoding="utf-8")
+    times = [float(t) for t in at.replace("\n", ",").split(",") if t.strip()]
+    agent.record("schedule", times=times)
+    for n, when in enumerate(times):
+        agent.wait_quietly(max(0.0, when - time.time()), "idle")
         arg = {"id": f"b{n}", "kind": kind, "command": "npm test"}
         agent.ask(arg["id"], build_prompt(agent, arg), arg)
+        agent.show_idle()
         if agent.exit_code is not None:
             return
     agent.step_done({"seconds": None})

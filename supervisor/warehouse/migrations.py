@@ -587,12 +587,41 @@ def m_ingest_rejects(con: Connection) -> None:
     )
 
 
+def m_turns_and_skips(con: Connection) -> None:
+    """Per-turn and per-skipped-answer views over the live runner's events: ``turns`` (one row per
+    ``turn_finished``: duration, prompts, answers, escalations, the task) and ``answer_skips`` (one
+    row per answer decided but not sent, with why)."""
+    con.execute(
+        """
+        CREATE OR REPLACE VIEW turns AS
+        SELECT run_id, event_id, occurred_at AS finished_at,
+               TRY_CAST(payload->>'$.turn' AS INTEGER) AS turn,
+               TRY_CAST(payload->>'$.duration_s' AS DOUBLE) AS duration_s,
+               TRY_CAST(payload->>'$.prompts' AS INTEGER) AS prompts,
+               TRY_CAST(payload->>'$.answered' AS INTEGER) AS answered,
+               TRY_CAST(payload->>'$.escalated' AS INTEGER) AS escalated,
+               payload->>'$.task' AS task, payload->>'$.task_id' AS task_id
+        FROM events WHERE kind = 'turn_finished'
+        """
+    )
+    con.execute(
+        """
+        CREATE OR REPLACE VIEW answer_skips AS
+        SELECT run_id, event_id, occurred_at, payload->>'$.decision_id' AS decision_id,
+               payload->>'$.signature' AS signature, payload->>'$.why' AS why,
+               payload->>'$.instance_id' AS instance_id
+        FROM events WHERE kind = 'answer_skipped'
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m0001_core_tables,
     m0002_views,
     m_eval_tables,
     m_friction_time,
     m_ingest_rejects,
+    m_turns_and_skips,
 ]
 """Applied in this order; the position (1-based) is the version recorded."""
 

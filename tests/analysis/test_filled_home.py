@@ -23,7 +23,9 @@ def test_the_filled_warehouse_has_every_kind_of_friction(filled_home: FilledHome
         compares = wh.sql("SELECT count(*) AS n FROM compare_runs")["n"][0]
     kinds = set(events["kind"])
     assert {"escalation", "answer_not_taken", "repeated_prompt", "human_keystrokes", "stall", "retry"} <= kinds, kinds
-    assert (events["seconds_lost"] > 0).all(), events.select(["kind", "seconds_lost"])
+    # a human typing a message into the agent's input box does not hold the supervisor back: no time lost
+    timed = events.filter(events["pattern"] != "typing in the agent's input box")
+    assert (timed["seconds_lost"] > 0).all(), events.select(["kind", "pattern", "seconds_lost"])
     by_human = esc.filter(esc["pattern"].is_in(["git-push-force", "rm-recursive"]))
     assert by_human["ended_by"].to_list() == ["human", "human"]
     assert all(HUMAN_WAIT_S - 0.1 <= s <= HUMAN_WAIT_S + 1.0 for s in by_human["seconds_lost"]), by_human

@@ -149,3 +149,26 @@ def test_agent_idle_without_checkpoints_escalates_once(tmp_path: Path, tmux_sock
     evs = journal_events(sv_home, run_id)
     assert [d["rule"] for d in wf_decisions(evs)] == ["workflow:idle"]
     assert kinds(evs, "run_ended")[-1]["outcome"] == "escalated"
+
+
+@pytest.mark.slow
+def test_workflow_run_ends_when_the_agent_exits(tmp_path: Path, tmux_socket: str, sv_home: Path) -> None:
+    """The finish gate holds an idle agent's "finished", never its exit: a workflow run whose agent
+    exits mid-plan ends `exited` at once (it used to hang until a timeout)."""
+    import time
+
+    s = start_agent(tmp_path, tmux_socket, {"turns": [{"work_s": 0.3}]})
+    settings = Settings(home=sv_home, tmux_socket=tmux_socket).ensure()
+    policy = Policy.model_validate({"timing": {"recheck_s": 0.3, "settle_ms": 50}})
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.update(r=supervise_pane(settings, s.pane_id, s.spec_path,
+                                                                    policy=policy, run_id="run_exit", timeout=120)),
+                         daemon=True)
+    t.start()
+    retry_until(lambda: s.records("script_done"), 30, message="the agent to finish its turn")
+    s.surface.send_keys(s.pane_id, ["C-c"])  # the agent quits
+    exited_at = time.monotonic()
+    t.join(60)
+    assert not t.is_alive() and time.monotonic() - exited_at < 30
+    assert out["r"].outcome == "exited"
+    assert kinds(journal_events(sv_home, "run_exit"), "run_ended")[-1]["outcome"] == "exited"
