@@ -1196,7 +1196,9 @@ class _Waker:
     def add(self, fd: int | None, pane_id: str) -> None:
         if fd is None:
             return
-        with self._lock, contextlib.suppress(KeyError, ValueError, OSError):
+        with self._lock, contextlib.suppress(ValueError, OSError):
+            if fd in self.sel.get_map():  # the number of an ended run's closed FIFO, reused
+                self.sel.unregister(fd)
             self.sel.register(fd, selectors.EVENT_READ, pane_id)
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="control-waker", daemon=True)
