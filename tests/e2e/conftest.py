@@ -134,7 +134,10 @@ def supervise(tmp_path: Path, tmux_socket: str, sv_home: Path,
         env.update(SUPERVISOR_HOME=str(sv_home), SUPERVISOR_TMUX_SOCKET=tmux_socket, PYTHONUNBUFFERED="1",
                    COLUMNS="200")
         session = f"e2e-{agent}"
-        cmd = [sys.executable, "-m", "supervisor", "run", "--session", session, "--width", "120", "--height", "40"]
+        # --turns 1: these scenes end the run at the first finished turn (a run without a task or
+        # --turns lasts as long as the agent)
+        cmd = [sys.executable, "-m", "supervisor", "run", "--session", session, "--width", "120", "--height", "40",
+               "--turns", "1"]
         if policy is not None:
             cmd += ["--policy", str(policy)]
         cmd += ["--", *launch.argv]
