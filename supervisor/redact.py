@@ -269,8 +269,9 @@ def _redact_joined(text: str, found: set[str], width: int | None, *, keep_space:
     out = text
     last = len(text) + 1
     for a, b, name in sorted(set(masks), reverse=True):
-        if b > last or b <= a:
-            continue  # overlaps a mask already applied
+        b = min(b, last)  # overlapping a mask already applied: mask what is left of it
+        if b <= a:
+            continue
         found.add(text[a:b])
         out = out[:a] + f"[REDACTED:{name}]" + out[b:]
         last = a
