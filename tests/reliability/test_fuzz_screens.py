@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from supervisor.screen import make_screen, normalize, render_stream, reverse_spans
+from supervisor.screen import make_screen, needs_emulator, normalize, render_stream, reverse_spans
 
 _TEXT = st.text(alphabet=st.sampled_from(list("ab yz01❯│─ ")), min_size=1, max_size=12)
 _WIDE = st.sampled_from(["中", "文", "🙂", "ｱ", "한", "\u0301", "e\u0301", "\u200b", "\u200d", "\ufe0f", "\U0001f468\u200d\U0001f4bb"])
@@ -67,9 +67,9 @@ def test_a_wide_character_half_overwritten_renders() -> None:
 @given(_STREAM)
 def test_normalize_and_make_screen_never_raise(raw: str) -> None:
     _clean(normalize(raw))
-    screen = make_screen(raw, width=40, height=10)
-    _clean(screen.text)
     reverse_spans(raw)
+    if not needs_emulator(raw):  # the emulator's path is fuzzed above, at sizes that keep it fast
+        _clean(make_screen(raw, width=40, height=10).text)
 
 
 def _terminal_line(line: str) -> str:
