@@ -83,7 +83,8 @@ SCRIPTS: dict[str, dict[str, Any]] = {
     "sticky": {"style": "claude", "steps": [
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "make", "kind": "bash", "command": "make", "description": "Build", "ignore": 1}},
-        {"spinner": {"seconds": 0.3}},
+        # long enough that a loaded machine still observes the prompt gone before it comes back
+        {"spinner": {"seconds": 3.0}},
         {"prompt": {"id": "make2", "kind": "bash", "command": "make", "description": "Build"}},
         {"spinner": {"seconds": 0.3}},
         {"done": {}},
