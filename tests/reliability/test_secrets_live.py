@@ -115,7 +115,9 @@ def test_secrets_in_a_live_pane_never_reach_storage(tmux_socket: str, sv_home: P
     # The checks look where the screens went: the markers printed beside the secrets are there.
     journal = "\n".join(v for k, v in places.items() if k.startswith("journal"))
     screens_table = places["warehouse screens.text"]
+    raw = "\n".join(v for k, v in places.items() if k.startswith("file "))
     for k in range(len(groups)):
         assert f"GROUP {k} DONE" in journal and f"GROUP {k} DONE" in screens_table
+    assert "GROUP 0 DONE" in raw  # the file's bytes hold screen text as such (the byte check is not vacuous)
     kinds = {json.loads(f'"{m}"') for m in __import__("re").findall(r"\[REDACTED:([a-z0-9_]+)\]", journal)}
     assert len(kinds) >= 25, sorted(kinds)
