@@ -39,7 +39,7 @@ def main() -> int:
         for i in range(args.runs):
             home = root / f"home{i}"
             home.mkdir()
-            r = kill_run(root / f"run{i}", socket, home, run_id=f"run_bench_{i}", kills=args.kills, rng=rng)
+            r = kill_run(root / f"run{i}", socket, home, run_id=f"run_bench_{i}_{uuid.uuid4().hex[:8]}", kills=args.kills, rng=rng)
             reports.append(r)
             print(f"run {i}: kills {r.kills}, events {r.events}, lost {r.lost}, missing {r.missing}, "
                   f"duplicates {r.duplicates}, resumes {r.resumes}/{r.restarts}, leaks {r.leaks}, "

@@ -6,6 +6,7 @@ no instruction is delivered twice, no checkpoint processed twice; no supervisor 
 from __future__ import annotations
 
 import random
+import uuid
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,9 @@ pytestmark = pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("seed", [15, 16])
 def test_sigkill_at_random_instants(seed: int, tmp_path: Path, tmux_socket: str, sv_home: Path) -> None:
-    report = kill_run(tmp_path / "run", tmux_socket, sv_home, run_id=f"run_kill_{seed}", kills=10,
-                      rng=random.Random(seed))
+    # A run id of its own: other checkouts' suites may run this test on the same machine at once.
+    report = kill_run(tmp_path / "run", tmux_socket, sv_home, run_id=f"run_kill_{seed}_{uuid.uuid4().hex[:8]}",
+                      kills=10, rng=random.Random(seed))
     assert report.kills >= 8, report  # a supervisor may end by itself before its instant (held for review)
     assert report.lost == 0 and report.missing == 0, report
     assert report.duplicates == 0, report
