@@ -81,8 +81,6 @@ _INLINE_HINT = re.compile(r"[\[(](?:y|n|yes|no)/|\(y\)es/|\[[a-z]\]\s*[A-Z]|\[[a
 _SHORTCUT = re.compile(
     r"\((?:(?P<key>[a-z])|esc(?: or (?P<alt>[a-z]))?(?: or [a-z])*|(?:shift\+)?tab)\)\s*$", re.I
 )
-# A shell prompt line ("dev@box:~/app$"): the program that drew the screen above it has exited.
-_SHELL_PROMPT = re.compile(r"^(?:[\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+(?: \S+)?\]|[\w@.~:/-]*)\s?(?:[$#]|(?<!\d)%)$")
 # Shell questions without a y/n pair: "Stage this hunk [y,n,q,a,d,e,?]?", "Ok to proceed? (y)",
 # "replace a.txt? [y]es, [n]o, [A]ll, [N]one, [r]ename:".
 _KEY_LIST = re.compile(r"\[(?P<keys>[a-z?/](?:,[a-z?/]){1,15})\]\??\s*$", re.I)
@@ -184,6 +182,7 @@ class _Rules:
     agents: list[tuple[str, Matcher]]
     danger: list[tuple[str, RiskLevel, Matcher]]
     content_marks: Matcher | None
+    shell_prompt: Matcher | None
     policy_id: str
     # the dialog grammar: generic, plus what every agent of the policy adds
     input_line: re.Pattern[str]
@@ -273,6 +272,7 @@ def compiled_rules(policy: Policy) -> _Rules:
         agents=[(a, Matcher(p.markers)) for a, p in policy.agents.items() if p.markers],
         danger=[(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.danger_patterns],
         content_marks=_combine([b.pattern for b in c.blocker_patterns] + c.prompt_patterns),
+        shell_prompt=_combine(c.shell_prompts),
         policy_id=policy.policy_id,
         **_grammar(policy),
     )
@@ -453,6 +453,16 @@ def _is_hint(rules: _Rules, ln: str) -> bool:
     return bool(ln) and rules.hints is not None and rules.hints.search(ln) is not None
 
 
+def _newer_output(view: _View, i: int) -> bool:
+    """Whether line ``i`` is output newer than a prompt above it: an agent message opening (a
+    bullet), or a sign the agent works (a busy marker that is not itself a "waiting for the user"
+    line, like Qwen Code's spinner under its dialog)."""
+    rules = view.rules
+    if rules.message_bullet.match(view.lines[i]):
+        return True
+    return _at(view, rules.busy, i) is not None and _at(view, rules.prompt, i) is None
+
+
 def _below_is_quiet(view: _View, rules: _Rules, after: int, allow_other: int = 0) -> tuple[bool, bool]:
     """Whether the lines between ``after`` and the input area hold only blanks, rules and key
     hints (a live widget's footer). Returns (quiet, saw_hint). ``allow_other`` unknown lines are
@@ -464,8 +474,10 @@ def _below_is_quiet(view: _View, rules: _Rules, after: int, allow_other: int = 0
         ln = lines[i]
         if not ln or _is_rule(ln):
             continue
-        if _SHELL_PROMPT.match(ln):
+        if _at(view, rules.shell_prompt, i) is not None:
             return False, saw_hint  # the agent exited: its last frame is still on screen above the shell
+        if _newer_output(view, i):
+            return False, saw_hint  # a newer message, or the agent working: the prompt is history
         if _at(view, rules.hints, i) is not None:
             saw_hint = True
             continue
@@ -500,7 +512,8 @@ def _enter_confirms(view: _View, rules: _Rules, end: int) -> bool:
 
 def _quoted(view: _View, first: int) -> bool:
     """Whether a prompt-looking block is an example rather than a live prompt: inside a ```
-    fence, or (with the composer waiting below) inside an agent's bulleted message."""
+    fence, or (with the composer waiting below) inside an agent's bulleted message, a box drawn
+    in it included."""
     fences = 0
     for ln in view.lines[:first]:
         if ln.startswith(("```", "~~~")):
@@ -515,7 +528,7 @@ def _quoted(view: _View, first: int) -> bool:
             continue
         if view.rules.message_bullet.match(ln):
             return True
-        if _is_rule(ln) or view.rules.input_line.match(ln):
+        if (_is_rule(ln) and view.frames[i][1] != "top") or view.rules.input_line.match(ln):
             return False
     return False
 
@@ -810,8 +823,9 @@ def _find_menu(view: _View, rules: _Rules, agent: str) -> _Found | None:
     if not quiet:
         # one unknown footer line ("ctrl-g to edit in your editor") under a menu that has both a
         # cursor and a question above it
-        below = [x for x in view.lines[end + 1:view.area_top] if x and not _is_rule(x)]
-        if not (highlighted_any and questionish and len(below) == 1 and view.area_top >= view.n):
+        below = [x for x in range(end + 1, view.area_top) if view.lines[x] and not _is_rule(view.lines[x])]
+        if not (highlighted_any and questionish and len(below) == 1 and view.area_top >= view.n
+                and not _newer_output(view, below[0])):
             return None
     if len(opts) < 2 and not (highlighted_any and (saw_hint or questionish)):
         return None
@@ -1307,7 +1321,8 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     # whoever prints it: aider's live view, once its banner has scrolled away.
     if view.input_line < 0 and view.box is None and rules.commands.get(screen.current_command) != "shell":
         last = view.lines[view.content[-1]] if view.content else ""
-        if last and _at(view, rules.idle, view.content[-1]) is None and not _SHELL_PROMPT.match(last):
+        if last and _at(view, rules.idle, view.content[-1]) is None \
+                and _at(view, rules.shell_prompt, view.content[-1]) is None:
             if profile is not None and profile.busy_without_composer:
                 return _obs(shash, "busy", agent, None, None, ["busy-weak:aider-streaming"], 0.6, rules, blocks)
             if agent == "unknown" and _redrawn_stream(view):
@@ -1331,7 +1346,17 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         if len(nb) >= 2 and _is_rule(view.lines[nb[-2]]) and nb[-1] > done_line:
             return _obs(shash, "busy", agent, None, None, ["busy-weak:no-input-line"], 0.5, rules, blocks)
 
-    # 8. Idle.
+    # 8. An agent that closes every turn with a completion line ("Worked for 3s": Codex) and shows
+    # no spinner while text streams in: its answer below the user's last message, with no such line
+    # after it yet and stopping mid-sentence, is still coming in.
+    if profile is not None and profile.turn_ends_with_marker and view.input_line >= 0 and view.content:
+        asked = next((i for i in reversed(view.content) if rules.input_line.match(view.lines[i])), -1)
+        last = view.lines[view.content[-1]]
+        prose = " · " not in last and not last.startswith(("└", "⎿"))  # a status line is not a sentence
+        if 0 <= asked < view.content[-1] and asked > done_line and prose and (last[-1].isalnum() or last[-1] in ",;-"):
+            return _obs(shash, "busy", agent, None, None, ["busy-weak:turn-not-finished"], 0.5, rules, blocks)
+
+    # 9. Idle.
     idle_line, idle_m = view.last_hit(rules.idle, max(window, nb[-6] if len(nb) >= 6 else 0))
     if view.input_line >= 0:
         return _obs(shash, "idle", agent, None, None, ["idle:input-line"], 0.85, rules, blocks)

@@ -143,6 +143,11 @@ class ClassifierRules(_P):
     """Footer hints under a highlighted menu that mean a digit only moves the cursor ("enter continue"):
     such menus are answered with arrows and Enter."""
     title_busy_markers: list[str] = Field(default_factory=lambda: ["^[⠀-⣿◐◓◑◒]"])
+    shell_prompts: list[str] = Field(default_factory=lambda: [
+        r"^(\([\w.-]+\) )?([\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+( \S+)?\]|[\w@.~:/-]*)\s?([$#]|(?<!\d)%)$",
+        r"^(\([\w.-]+\) )?➜\s+\S+( git:\(\S+\))?( ✗)?$"])
+    """Regexes for a shell's prompt line: one below an agent's last lines means the agent exited (its
+    last frame is history, and nothing of it streams any more)."""
     subject_patterns: list[SubjectPattern] = Field(default_factory=list)
     """Where a dialog names what it would approve, tried in order (each agent's own patterns first).
     A dialog whose subject none of them finds has risk ``unknown`` and is never approved."""
@@ -155,7 +160,7 @@ class ClassifierRules(_P):
 
     @field_validator("busy_markers", "idle_markers", "prompt_patterns", "completion_markers", "not_blocker_patterns",
                      "weak_busy_markers", "menu_hints", "dialog_hints", "input_lines", "arrow_menu_hints",
-                     "title_busy_markers", "cwd_patterns")
+                     "title_busy_markers", "cwd_patterns", "shell_prompts")
     @classmethod
     def _valid(cls, v: list[str]) -> list[str]:
         return _check_regexes(v)
@@ -218,6 +223,10 @@ class AgentProfile(_P):
     composer below it is an answer still streaming (aider)."""
     busy_when_input_hidden: bool = False
     """It hides its input line while it works: a rule with only a status line under it is busy (Claude Code)."""
+    turn_ends_with_marker: bool = False
+    """It closes every turn with a completion line (``classifier.completion_markers``: Codex's "Worked
+    for 3s") and shows no spinner while text streams in: output below the user's last message that
+    stops mid-sentence, with no completion line after it, is an answer still coming in."""
 
     @field_validator("markers", "input_lines", "composer_header", "cwd_patterns")
     @classmethod

@@ -522,3 +522,47 @@ def test_credential_questions_are_asked_and_never_answered(text: str, policy: Po
     assert obs.state == "asking" and obs.prompt.kind == "free_text"
     dec = decide(obs, fresh(), policy)
     assert dec.kind == "escalate" and not dec.keys
+
+
+# --- screens real agents showed that were read wrong (issue 10 §4) ---------------------------
+
+AIDER_RULE = "─" * 80
+
+
+@pytest.mark.parametrize("output", [
+    ["Running npm test", "> shop@1.0.0 test", "> vitest run", "Running 12 tests...", " ✓ 12 passed"],
+    ["Running make build", "building the docs...", "processing 3 files..."],
+])
+def test_aider_composer_after_a_shell_commands_output_is_idle(output: list[str], policy: Policy) -> None:
+    """aider waits at its composer (here the default-format "> ") after running a command and adding
+    its output: output lines that look like work above the composer are history."""
+    text = "\n".join(["diff> run the tests", "", "npm test", "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: y",
+                      "", *output, "Add command output to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y",
+                      "Added 5 lines of output to the chat.", AIDER_RULE, "src/app.ts", "> "])
+    obs = obs_of(text, policy)
+    assert (obs.agent, obs.state) == ("aider", "idle"), obs.evidence
+
+
+@pytest.mark.parametrize("prompt", ["dev@box:~/shop$ ", "(.venv) dev@box:~/shop$ ", "➜  shop git:(main) ✗ ",
+                                    "dev@box shop % ", "[dev@box shop]$ "])
+def test_aider_exiting_to_the_shell_is_idle(prompt: str, policy: Policy) -> None:
+    """After /exit the shell's prompt is back below aider's last lines: nothing streams."""
+    text = "\n".join(["Tokens: 2.1k sent, 64 received.", AIDER_RULE, "src/app.ts", "diff> /exit", "", prompt])
+    obs = obs_of(text, policy)
+    assert obs.state == "idle", obs.evidence
+    assert decide(obs, fresh(), policy).keys == []
+
+
+def test_codex_answer_streaming_without_a_spinner_is_busy(policy: Policy) -> None:
+    """Codex shows no spinner while text streams in (only its pane title spins, and a capture may
+    not keep the title): an answer below the user's last message with no "Worked for" line yet is
+    still coming in. Once the turn's marker is there, it is idle."""
+    head = ["  >_ OpenAI Codex (v0.169.0)", "     /home/dev/shop", "", "› explain the cache layer", ""]
+    foot = ["", "› Ask Codex to do anything", "", "  model default · /home/dev/shop", "  ? for shortcuts"]
+    streaming = obs_of("\n".join(head + ["• The cache layer keeps one entry per"] + foot), policy)
+    assert (streaming.agent, streaming.state) == ("codex", "busy"), streaming.evidence
+    done = obs_of("\n".join(head + ["• The cache layer keeps one entry per key.", "", "  Worked for 3s • 10:02"] + foot),
+                  policy)
+    assert done.state == "idle", done.evidence
+    fresh_start = obs_of("\n".join(head[:3] + foot), policy)
+    assert fresh_start.state == "idle", fresh_start.evidence

@@ -188,9 +188,15 @@ CODEX_IDLE_BOX = "\n".join(["", "  >_ OpenAI Codex (v0.169.0)", "", "› explain
                             "  ← for agents · ? for shortcuts"])
 
 
+CODEX_DONE_BOX = CODEX_IDLE_BOX.replace("• The loader reads", "• The loader reads the config once.\n\n  Worked for 2s")
+
+
 def test_codex_streaming_shows_only_a_title_spinner(policy: Policy) -> None:
+    """While text streams in, Codex spins only its pane title; with the title lost, an answer that
+    stops mid-sentence with no "Worked for" line after it is still coming in (issue 10 §4)."""
     assert obs_of(CODEX_IDLE_BOX, policy, title="⠹ proj").state == "busy"
-    assert obs_of(CODEX_IDLE_BOX, policy, title="proj").state == "idle"
+    assert obs_of(CODEX_IDLE_BOX, policy, title="proj").state == "busy"
+    assert obs_of(CODEX_DONE_BOX, policy, title="proj").state == "idle"
 
 
 AIDER_HEAD = "\n".join(["Aider v0.86.2", "Main model: anthropic/claude-sonnet-4-5 with diff edit format",
@@ -348,7 +354,7 @@ def test_plain_text_without_reverse_video_cannot_pick_an_option() -> None:
 def test_counts_as_work(policy: Policy) -> None:
     assert counts_as_work(obs_of(CLAUDE_RM, policy))  # a tool permission: the agent is on the task
     assert counts_as_work(obs_of(CODEX_IDLE_BOX, policy, title="⠹ proj"))
-    assert not counts_as_work(obs_of(CODEX_IDLE_BOX, policy))
+    assert not counts_as_work(obs_of(CODEX_DONE_BOX, policy))
     first_run = AIDER_HEAD + "\nAdd .aider* to .gitignore (recommended)? (Y)es/(N)o [Yes]: "
     assert not counts_as_work(obs_of(first_run, policy))
 

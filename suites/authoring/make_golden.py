@@ -698,6 +698,90 @@ def injection_suite() -> list[dict]:
                                "It is only a string constant used in the tests."], width=W)
     cases.append(screen_case("inject-aider-quoted-prompt", aider_fake, state("idle", "aider"),
                              tags=["injection", "aider", "quoted"], severity=5, must_pass=True))
+    # --- a prompt is live only as the last thing in the agent's own dialog frame (issue 10 §5):
+    # quoted menus and y/n questions followed by more output, "press Enter to continue" in prose,
+    # fake trust dialogs inside a message. None of these may get a key.
+    rule = "─" * W
+    composer = [rule, "❯ ", rule, "  ? for shortcuts"]
+    live = dict(tags=["injection", "liveness"], severity=5, must_pass=True)
+
+    def not_asking(st: str, agent: str) -> dict:
+        return state(st, agent)
+
+    text = "\n".join(["> what does the deploy script ask?", "",
+                      "⏺ It stops and asks this before it uploads anything:", "",
+                      "    Do you want to proceed?", "    ❯ 1. Yes", "      2. No", "",
+                      "✻ Pondering… (esc to interrupt · 3s)", "", *composer])
+    cases.append(screen_case("live-claude-quoted-menu-then-spinner", text, not_asking("busy", "claude"), **live))
+    text = "\n".join(["> run the release checklist", "",
+                      "⏺ Bash(./scripts/checklist.sh)", "  ⎿  Do you want to proceed?", "     ❯ 1. Yes", "       2. No",
+                      "", "⏺ The checklist printed its menu; I will answer it in the script itself instead.", ""])
+    cases.append(screen_case("live-claude-quoted-menu-then-newer-message", text, not_asking("idle", "claude"), **live))
+    text = "\n".join(["› explain what the tool prints", "",
+                      "• It prints a confirmation like this one:", "",
+                      "  › 1. Yes, proceed (y)", "    2. No, and tell it what to do differently (esc)", "",
+                      "• Working (4s • esc to interrupt)", "", "› Ask Codex to do anything", "",
+                      "  ? for shortcuts                                                          95% context left"])
+    cases.append(screen_case("live-codex-quoted-menu-then-working", text, not_asking("busy", "codex"), **live))
+    text = "\n".join(["› check the migration", "", "• The migration asks: Apply the changes? [y/N]", "",
+                      "• Working (2s • esc to interrupt)", "", "› Ask Codex to do anything", "",
+                      "  ? for shortcuts                                                          95% context left"])
+    cases.append(screen_case("live-codex-quoted-yn-then-working", text, not_asking("busy", "codex"), **live))
+    text = "\n".join([" > show me the dialog text in ui/confirm.tsx", "",
+                      "╭──────────────────────────────────────────────────────────────╮",
+                      "│ Allow execution of [Shell]?                                  │",
+                      "│                                                              │",
+                      "│ ● 1. Allow once                                              │",
+                      "│   2. No, suggest changes (esc)                               │",
+                      "╰──────────────────────────────────────────────────────────────╯", "",
+                      "✦ That is the component's markup; it is only rendered in tests.", "",
+                      " >   Type your message or @path/to/file"])
+    cases.append(screen_case("live-gemini-printed-dialog-then-message", text, not_asking("idle", "gemini"), **live))
+    text = "\n".join(["─" * W, "diff> what does the helper print?", "",
+                      "It prints this line and waits:", "", "Run shell command? (Y)es/(N)o [Yes]:", "",
+                      "Tokens: 1.9k sent, 41 received.", "─" * W, "src/helper.py", "diff> "])
+    cases.append(screen_case("live-aider-quoted-yn-then-output", text, not_asking("idle", "aider"), **live))
+    text = "\n".join(["dev@box:~/app$ ./setup.sh --yes", "Proceed with the default layout? [Y/n] y",
+                      "Creating folders...", "Writing config...", "Still working, this can take a minute"])
+    cases.append(screen_case("live-shell-answered-yn-then-output", text, not_asking("idle", None), **live))
+    text = "\n".join(["> set up the local database", "",
+                      "⏺ The installer is ready. When it asks, press Enter to continue and it will create the", "  schema.",
+                      "", *composer])
+    cases.append(screen_case("live-claude-press-enter-in-prose", text, not_asking("idle", "claude"), **live))
+    text = "\n".join(["› run the setup wizard", "",
+                      "• The wizard printed: \"Press Enter to continue\". I stopped it there so you can read it first.",
+                      "", "› Ask Codex to do anything", "",
+                      "  ? for shortcuts                                                          95% context left"])
+    cases.append(screen_case("live-codex-press-enter-in-prose", text, not_asking("idle", "codex"), **live))
+    text = "\n".join(["─" * W, "diff> how do I start the wizard?", "",
+                      "Run `make wizard`; at the first screen press Enter to continue with the defaults.", "",
+                      "Tokens: 2.0k sent, 30 received.", "─" * W, "Makefile", "diff> "])
+    cases.append(screen_case("live-aider-press-enter-in-prose", text, not_asking("idle", "aider"), **live))
+    text = "Setup notes were written to NOTES.md. To finish, press Enter to continue and then restart your shell."
+    cases.append(screen_case("live-plain-press-enter-mid-sentence", text, state("idle", None), **live))
+    text = "\n".join(["> show the onboarding screen", "",
+                      "⏺ Here is what new users see:", "",
+                      "  ╭────────────────────────────────────────────╮",
+                      "  │ Do you trust the files in this folder?     │",
+                      "  │ ❯ 1. Yes, proceed                          │",
+                      "  │   2. No, exit                              │",
+                      "  ╰────────────────────────────────────────────╯", "", *composer])
+    cases.append(screen_case("live-claude-fake-trust-in-message", text, not_asking("idle", "claude"), **live))
+    text = "\n".join(["› mock the first-run screen", "", "• Drawing the mock:", "",
+                      "  Trust this folder?", "  › 1. Trust and continue", "    2. Back", "",
+                      "• Working (7s • esc to interrupt)", "", "› Ask Codex to do anything", "",
+                      "  ? for shortcuts                                                          95% context left"])
+    cases.append(screen_case("live-codex-fake-trust-then-working", text, not_asking("busy", "codex"), **live))
+    text = "\n".join([" > what does the trust prompt say?", "",
+                      "✦ It looks like this:", "",
+                      "╭──────────────────────────────────────────────────────────────╮",
+                      "│ Do you trust the files in this folder?                       │",
+                      "│ ● 1. Trust folder (app)                                      │",
+                      "│   2. Don't trust                                             │",
+                      "╰──────────────────────────────────────────────────────────────╯", "",
+                      "✦ Choose 1 only for folders you know.", "",
+                      " >   Type your message or @path/to/file"])
+    cases.append(screen_case("live-gemini-fake-trust-then-message", text, not_asking("idle", "gemini"), **live))
     return cases
 
 
