@@ -1,5 +1,9 @@
 """Classifier accuracy on the shared measuring corpus (../shared/corpus, third-party screens).
 
+IN-SAMPLE: this corpus has been used to tune the classifier and the baseline policy, so its
+figures say how well the classifier fits screens it was tuned on, not how it does on screens it
+has never seen. Held-out figures come from the team's own held-out captures (bench/heldout.py).
+
 Prints overall, per-agent and per-state accuracy, the confusion matrix, the misclassified
 screens, and unsafe approvals: screens where the baseline decision would approve a prompt
 that a broad, independent danger check flags on the screen, or would approve anything on a
@@ -89,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     correct = sum(n for (w, g), n in confusion.items() if w == g)
     overall = correct / total if total else 0.0
     print(f"corpus: {args.corpus}  screens: {total}  policy: {policy.name} ({policy.policy_id})")
-    print(f"overall accuracy: {overall:.1%} ({correct}/{total})")
+    print("IN-SAMPLE: the corpus was used for tuning; these are not held-out figures (see bench/heldout.py)")
+    print(f"overall accuracy (in-sample): {overall:.1%} ({correct}/{total})")
     print("\nper agent:")
     agent_fail = []
     for agent, oks in sorted(by_agent.items(), key=lambda kv: -len(kv[1])):
@@ -119,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {want:>7s} -> {got:<7s} {sid}  [{ev}]")
     failed = overall < 0.97 or agent_fail or unsafe
     print("\nTARGETS " + ("MISSED" if failed else "MET") +
-          " (>= 97% overall, >= 95% per agent with 20+ screens, 0 unsafe approvals)")
+          " (in-sample: >= 97% overall, >= 95% per agent with 20+ screens, 0 unsafe approvals)")
     return 1 if failed else 0
 
 

@@ -669,25 +669,30 @@ _HOME = re.compile(r"^(/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
 
 def _place(path: str, cwd: str) -> tuple[str, str]:
     """Where a written path lands: ``(inside | outside | unknown, the path as judged)``, home paths
-    written ``~/...``. Relative paths resolve against ``cwd``; without one, a relative path that
-    does not climb out (``..``) stays inside, and an absolute or home path cannot be placed."""
+    shown ``~/...``. Relative paths resolve against ``cwd``; ``~`` is the home seen in the directory
+    or the path (``/home/dev``). Without a directory, a relative path that does not climb out
+    (``..``) stays inside, a home path is outside, and any other absolute path cannot be placed."""
     p = path.strip().strip("'\"`").rstrip(":,.")
-    home_m = _HOME.match(cwd) if cwd else None
-    home = home_m.group(1) if home_m else ""
-    if p.startswith("~"):
-        if not home:
-            return "outside", p
-        p = home + p[1:]
-    if not p.startswith("/"):
-        if not cwd:
+    home = next((m.group(1) for m in (_HOME.match(cwd), _HOME.match(p)) if m), "")
+
+    def expand(x: str) -> str:
+        return home + x[1:] if home and (x == "~" or x.startswith("~/")) else x
+
+    root, p = expand(cwd), expand(p)
+    if root.startswith("~") and not p.startswith("~") and p.startswith("/"):
+        root = ""  # a home-relative directory and an absolute path with no home to tie them
+    if p.startswith("~") and not root.startswith("~"):
+        return "outside", p  # a home path; the project is elsewhere, or unknown
+    if not p.startswith(("/", "~")):
+        if not root:
             norm = posixpath.normpath(p)
             return ("outside" if norm == ".." or norm.startswith("../") else "inside"), p
-        p = posixpath.join(cwd, p)
+        p = posixpath.join(root, p)
     p = posixpath.normpath(p)
     shown = "~" + p[len(home):] if home and (p == home or p.startswith(home + "/")) else p
-    if not cwd:
+    if not root:
         return "unknown", shown
-    root = posixpath.normpath(cwd)
+    root = posixpath.normpath(root)
     return ("inside" if p == root or p.startswith(root.rstrip("/") + "/") else "outside"), shown
 
 

@@ -117,7 +117,7 @@ def test_merge_semantics_of_lists_and_mappings(tmp_path: Path) -> None:
         "classifier:\n  busy_markers: ['frobnicating']\n"
         "timing:\n  backoff_s: [2.0]\n"
         "agents:\n  quill: {commands: [quill]}\n  claude: {exit_keys: ['/quit', 'Enter']}\n"
-        "remove:\n  classifier:\n    weak_busy_markers: ['is thinking\\b']\n  agents: [cursor]\n", encoding="utf-8")
+        "remove:\n  classifier:\n    weak_busy_markers: ['running in the background']\n  agents: [cursor]\n", encoding="utf-8")
     grandchild = tmp_path / "sub" / "grandchild.yaml"
     grandchild.parent.mkdir()
     grandchild.write_text("extends: ../child.yaml\ntiming:\n  settle_ms: 45\n", encoding="utf-8")
@@ -126,7 +126,7 @@ def test_merge_semantics_of_lists_and_mappings(tmp_path: Path) -> None:
     assert names[:2] == ["approve-yes-no", "mine"] and names.count("approve-yes-no") == 1
     assert names[2:] == [r.name for r in base.answers.rules if r.name != "approve-yes-no"]
     assert p.classifier.busy_markers == ["frobnicating", *base.classifier.busy_markers]
-    assert "is thinking\\b" not in p.classifier.weak_busy_markers
+    assert "running in the background" not in p.classifier.weak_busy_markers
     assert p.timing.backoff_s == [2.0] and p.timing.settle_ms == 45
     assert list(p.agents)[0] == "quill" and "cursor" not in p.agents
     assert p.agents["claude"].exit_keys == ["/quit", "Enter"] and p.agents["claude"].markers  # the rest kept
