@@ -25,6 +25,7 @@ import random
 import signal
 import subprocess
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,4 +140,104 @@ def kill_run(tmp: Path, socket: str, home: Path, *, run_id: str, kills: int, rng
     while _alive_supervisors(run_id) and time.monotonic() < deadline:
         time.sleep(0.1)  # a killed process's exit is asynchronous: give the kernel a moment
     report.leaks = len(_alive_supervisors(run_id))
+    return report
+
+
+PLAIN_PROMPTS = 5
+
+
+def _supervisor_cmd(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    import sys
+
+    from tests.conftest import REPO
+
+    fh = open(log, "ab")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen([sys.executable, "-m", "supervisor", *args], env=env, cwd=REPO, stdout=fh,
+                            stderr=subprocess.STDOUT)
+
+
+def plain_kill_run(tmp: Path, socket: str, home: Path, *, kills: int, rng: random.Random,
+                   max_delay_s: float = 3.0) -> KillReport:
+    """The same for a plain run (no spec): the scripted agent asks five safe permission prompts;
+    the supervisor (``supervisor run``, then ``supervisor attach`` on the pane after each kill)
+    answers them. Duplicates here are prompts the agent got an answer for twice plus keys that
+    reached it while no prompt was live (stray keys)."""
+    from evals.agent import agent_command, read_record, stray_keys
+    from supervisor.policy import dump_policy
+    from tests.live_helpers import fast_policy, write_script
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    steps: list[dict[str, object]] = [{"spinner": {"seconds": 0.3}}]
+    for i in range(PLAIN_PROMPTS):
+        steps += [{"prompt": {"id": f"p{i}", "kind": "bash", "command": f"npm test -- --shard {i}",
+                              "description": "Run the tests"}},
+                  {"spinner": {"seconds": 0.8}}]
+    steps.append({"done": {}})
+    script = write_script(tmp, steps)
+    rec = tmp / "rec.jsonl"
+    policy = tmp / "policy.yaml"
+    policy.write_text(dump_policy(fast_policy(confirm_timeout_s=2.0)))
+    env = env_for(home, socket)
+    log = tmp / "supervisor.log"
+    session = f"plain{uuid.uuid4().hex[:6]}"
+    proc = _supervisor_cmd(["run", "--policy", str(policy), "--session", session, "--turns", "1", "--",
+                            *agent_command(script, rec)], env, log)
+    retry_until(lambda: list((home / "journals").glob("*.jsonl")), 120, message=lambda: log.read_text()[-2000:])
+    journal = next((home / "journals").glob("*.jsonl"))
+    run_id = journal.stem
+    report = KillReport(run_id)
+    pane = retry_until(lambda: next((e.payload.get("pane_id") for e in journal_events(home, run_id)
+                                     if e.kind == "run_started"), None), 120, message="run_started")
+    snapshots: list[list[str]] = []
+    try:
+        for k in range(kills):
+            if k:
+                proc = _supervisor_cmd(["attach", "--policy", str(policy), "--turns", "1", pane], env, log)
+            before = len(journal_events(home, run_id))
+            if rng.random() < 0.8:
+                retry_until(lambda: proc.poll() is not None or len(journal_events(home, run_id)) > before, 120,  # noqa: B023
+                            message="the supervisor to journal something")
+                delay = rng.uniform(0.0, max_delay_s)
+            else:
+                delay = rng.uniform(0.0, 1.0)
+            report.kill_delays.append(round(delay, 3))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=delay)
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+                report.kills += 1
+            proc.wait(30)
+            snapshots.append([e.event_id for e in journal_events(home, run_id)])
+            if any(e.kind == "run_ended" for e in journal_events(home, run_id)):
+                break
+        if not any(e.kind == "run_ended" for e in journal_events(home, run_id)):
+            proc = _supervisor_cmd(["attach", "--policy", str(policy), "--turns", "1", pane], env, log)
+            retry_until(lambda: any(e.kind == "run_ended" for e in journal_events(home, run_id)), 300,
+                        message=lambda: log.read_text()[-3000:])
+            proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    evs = journal_events(home, run_id)
+    ids = [e.event_id for e in evs]
+    report.events = len(ids)
+    report.lost = sum(1 for snap in snapshots for i, eid in enumerate(snap) if i >= len(ids) or ids[i] != eid)
+    settings = Settings(home=home).ensure()
+    sync(settings, wait_s=30)
+    with open_warehouse(settings.warehouse, read_only=True, wait_s=30) as wh:
+        stored = set(wh.sql("SELECT event_id FROM events WHERE run_id = ?", [run_id])["event_id"].to_list())
+    report.missing = len(set(ids) - stored)
+    answered = Counter(r["id"] for r in read_record(rec) if r["event"] == "answer")
+    report.duplicates = sum(n - 1 for n in answered.values()) + len(stray_keys(rec))
+    report.instructions = len(answered)
+    kinds_by_id = {e.event_id: (e.kind, e.payload.get("type")) for e in evs}
+    bounds = [[], *snapshots, ids]
+    for before_ids, after_ids in zip(bounds, bounds[1:], strict=False):
+        added = after_ids[len(before_ids):]
+        if before_ids and added and before_ids != ids:
+            report.restarts += 1
+            report.resumes += any(kinds_by_id.get(eid) == ("note", "supervision_resumed") for eid in added)
+    ended = kinds(evs, "run_ended")
+    report.outcome = ended[-1].get("outcome") if ended else None
     return report

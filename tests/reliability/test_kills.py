@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.kills import kill_run
+from tests.reliability.kills import PLAIN_PROMPTS, kill_run, plain_kill_run
 
 pytestmark = pytest.mark.slow
 
@@ -28,3 +28,14 @@ def test_sigkill_at_random_instants(seed: int, tmp_path: Path, tmux_socket: str,
     assert report.instructions == 3 and report.checkpoints == 4, report
     assert report.restarts >= 5 and report.resumes == report.restarts, report
     assert report.outcome == "finished" and report.leaks == 0, report
+
+
+@pytest.mark.timeout(900)
+def test_sigkill_a_plain_run_at_random_instants(tmp_path: Path, tmux_socket: str, sv_home: Path) -> None:
+    """Plain runs resume too (the live runner's fold): every prompt answered once, no stray key."""
+    report = plain_kill_run(tmp_path / "plain", tmux_socket, sv_home, kills=6, rng=random.Random(17))
+    assert report.kills >= 3, report
+    assert report.lost == 0 and report.missing == 0, report
+    assert report.duplicates == 0 and report.instructions == PLAIN_PROMPTS, report
+    assert report.resumes == report.restarts, report
+    assert report.outcome == "finished", report
