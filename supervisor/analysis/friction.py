@@ -86,16 +86,17 @@ def friction_by_run(wh: Warehouse) -> pl.DataFrame:
                                                         descending=[True, True, False])
 
 
-def escalations(wh: Warehouse) -> pl.DataFrame:
-    """Every escalation: what it was about, how long it waited, what ended it and what the human
-    pressed and chose (newest last)."""
+def escalations(wh: Warehouse, run_id: str | None = None) -> pl.DataFrame:
+    """Every escalation (of one run, or all): what it was about, how long it waited, what ended it
+    and what the human pressed and chose (newest last)."""
+    where = "" if run_id is None else " AND f.run_id = ?"
     return wh.sql(
         "SELECT f.friction_id AS pause_id, f.decision_id, f.run_id, f.seq, f.occurred_at, f.agent, f.policy_id, "
         "o.state, o.prompt_kind, o.question, o.risk_level, o.blocker_kind, f.rule, f.pattern, f.detail AS reason, "
         "round(f.seconds_lost, 3) AS seconds_lost, f.ended_by, f.ended_at, "
         "CAST(f.human_keys AS VARCHAR) AS human_keys, f.selected, f.screen_hash "
         "FROM friction_events f LEFT JOIN observations o ON o.observation_id = f.trigger_id "
-        "WHERE f.kind = 'escalation' ORDER BY f.occurred_at, f.run_id, f.seq"
+        f"WHERE f.kind = 'escalation'{where} ORDER BY f.occurred_at, f.run_id, f.seq", [run_id] if run_id else None
     )
 
 

@@ -14,6 +14,7 @@ into one line naming the extra.
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,7 @@ def plot_time_lost(df: pl.DataFrame, by: str = "kind", *, title: str | None = No
         n = int(counts[lbl])
         ax.annotate(f" {n} ×", (left[i], i), va="center", fontsize=8, color="#404040")
     ax.set_xlabel("time lost (seconds)")
-    ax.set_ylabel(by)
+    ax.set_ylabel({"pattern": "rule / pattern", "kind": "cause"}.get(by, by))
     ax.set_title(title)
     ax.set_xlim(0, max(left) * 1.15 if max(left) > 0 else 1.0)
     if by != "kind":
@@ -254,5 +255,234 @@ def plot_stalls(df: pl.DataFrame) -> Figure:
     ax.set_ylabel("run#seq (agent)")
     ax.set_title(title)
     ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- one run
+
+
+LANES = ("state", "prompt", "sent", "escalation", "verification", "friction")
+LANE_LABELS = {"state": "pane state", "prompt": "prompts", "sent": "keys sent", "escalation": "escalations",
+               "verification": "verifications", "friction": "friction"}
+
+
+def plot_run_timeline(states: pl.DataFrame, events: pl.DataFrame, *, title: str = "Run timeline") -> Figure:
+    """One run over time (frames from :func:`supervisor.analysis.run_states` and
+    :func:`~supervisor.analysis.run_events`): the pane's state as coloured bands, then one lane
+    each for prompts, keys sent (hollow when they did not take), escalations (a bar for the wait),
+    verifications (green passed, red failed) and friction."""
+    if states.height == 0 and events.height == 0:
+        return no_data_figure(title, "the run has no observations")
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    y = {lane: len(LANES) - 1 - i for i, lane in enumerate(LANES)}
+    for state in STATE_COLORS:
+        part = states.filter(pl.col("state") == state)
+        spans = [(float(a), max(float(b) - float(a), 0.02)) for a, b in
+                 zip(part["t0_s"].to_list(), part["t1_s"].to_list(), strict=True) if a is not None and b is not None]
+        if spans:
+            ax.broken_barh(spans, (y["state"] - 0.35, 0.7), facecolors=STATE_COLORS[state], label=state)
+    for row in events.iter_rows(named=True):
+        lane, t = row["lane"], row["t_s"]
+        if lane not in y or t is None:
+            continue
+        if lane == "escalation":
+            end = row["end_t_s"] if row["end_t_s"] is not None else t
+            ax.broken_barh([(t, max(end - t, 0.02))], (y[lane] - 0.3, 0.6), facecolors=KIND_COLORS["escalation"])
+            ax.annotate(_short(row["label"], 32), (t, y[lane] + 0.38), fontsize=7, color="#404040")
+        elif lane == "verification":
+            ax.plot(t, y[lane], marker="o", color="#9bbb59" if row["ok"] else "#c0504d", markersize=8)
+        elif lane == "sent":
+            took = row["ok"] is not False
+            ax.plot(t, y[lane], marker="v", markersize=8, color="#4f81bd",
+                    markerfacecolor="#4f81bd" if took else "white")
+            ax.annotate(_short(row["label"], 10), (t, y[lane] + 0.3), fontsize=7, ha="center")
+        elif lane == "prompt":
+            ax.plot(t, y[lane], marker="d", color=STATE_COLORS["asking"], markersize=8)
+        else:
+            ax.plot(t, y[lane], marker="x", color=KIND_COLORS.get(str(row["label"]).split(" ")[0], "#7f7f7f"),
+                    markersize=8, markeredgewidth=2)
+    ax.set_yticks([y[lane] for lane in LANES], [LANE_LABELS[lane] for lane in LANES])
+    ax.set_ylim(-0.7, len(LANES) - 0.3)
+    ax.set_xlabel("time since the run started (seconds)")
+    ax.set_title(title)
+    ax.grid(axis="x", color="#e0e0e0")
+    ax.legend(title="pane state", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- the workbench
+
+
+def _percent(ax: Any, axis: str = "x") -> None:
+    from matplotlib.ticker import PercentFormatter
+
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_formatter(PercentFormatter(1.0))
+
+
+def plot_pass_rates(df: pl.DataFrame, by: str = "suite", *, title: str | None = None) -> Figure:
+    """Pass rate per suite (or tag) for each policy role, with 95% intervals as error bars (a
+    frame from :func:`supervisor.analysis.pass_rates`)."""
+    title = title or f"Pass rate per {by}"
+    if df.height == 0:
+        return no_data_figure(title, "no eval runs for these policies")
+    plt = require_matplotlib()
+    groups = sorted(df[by].unique().to_list())[:30]
+    roles = sorted(df["role"].unique().to_list())
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.32 * len(groups) * len(roles)))
+    height = 0.8 / len(roles)
+    for i, role in enumerate(roles):
+        part = df.filter(pl.col("role") == role)
+        got = {r[by]: r for r in part.iter_rows(named=True)}
+        ys = [g + (i - (len(roles) - 1) / 2) * height for g in range(len(groups))]
+        rate = [got[g]["pass_rate"] if g in got else float("nan") for g in groups]
+        lo = [max(got[g]["pass_rate"] - got[g]["ci_low"], 0.0) if g in got else 0.0 for g in groups]
+        hi = [max(got[g]["ci_high"] - got[g]["pass_rate"], 0.0) if g in got else 0.0 for g in groups]
+        ax.barh(ys, rate, height=height, xerr=[lo, hi], color=ARM_COLORS[i % len(ARM_COLORS)], label=role,
+                error_kw={"ecolor": "#404040", "capsize": 2, "elinewidth": 1})
+        for yv, g in zip(ys, groups, strict=True):
+            if g in got:
+                ax.annotate(f"{got[g]['passed']}/{got[g]['cases']}", (0.01, yv), va="center", fontsize=6,
+                            color="#202020")
+    ax.set_yticks(range(len(groups)), [_short(g, 30) for g in groups], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.0)
+    _percent(ax)
+    ax.set_xlabel("cases passed (%, with 95% interval)")
+    ax.set_ylabel(by)
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def plot_win_rates(df: pl.DataFrame, *, title: str = "Blind compares: candidate win rate") -> Figure:
+    """Each compare's candidate win rate (wins over decided pairs) with its interval, against
+    the 50% line (a frame from :func:`supervisor.analysis.compare_history`)."""
+    if df.height == 0:
+        return no_data_figure(title, "no compares recorded")
+    plt = require_matplotlib()
+    frame = df.tail(MAX_BARS)
+    labels = [f"{_short(c, 22)} vs {_short(b, 18)} · {str(i)[-6:]}" for c, b, i in
+              zip(frame["candidate_name"].to_list(), frame["baseline_name"].to_list(),
+                  frame["compare_run_id"].to_list(), strict=True)]
+    fig, ax = plt.subplots(figsize=(8, 1.5 + 0.45 * len(labels)))
+    for i, r in enumerate(frame.iter_rows(named=True)):
+        rate = r["win_rate"] if r["win_rate"] is not None else float("nan")
+        ax.errorbar(rate, i, xerr=[[max(rate - (r["ci_low"] or 0.0), 0.0)], [max((r["ci_high"] or 1.0) - rate, 0.0)]],
+                    fmt="o", color="#4f81bd", ecolor="#404040", capsize=3)
+        ax.annotate(f"  {r['wins']}W {r['losses']}L {r['ties']}T, p={r['p_value']:.2g}" if r["p_value"] is not None
+                    else f"  {r['wins']}W {r['losses']}L {r['ties']}T", (rate, i), fontsize=7, va="bottom")
+    ax.axvline(0.5, color="#c0504d", linestyle="--", linewidth=1, label="no difference")
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.0)
+    _percent(ax)
+    ax.set_xlabel("candidate wins among decided pairs (%, with 95% interval)")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_eval_history(df: pl.DataFrame, *, title: str = "Eval pass rate over time, per policy") -> Figure:
+    """Each eval run's pass rate with its interval, one series per policy (a frame from
+    :func:`supervisor.analysis.eval_history`)."""
+    if df.height == 0:
+        return no_data_figure(title, "no eval runs recorded")
+    plt = require_matplotlib()
+    frame = df.sort(["started_at", "eval_run_id"]).with_row_index("_x")
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    for i, (key, part) in enumerate(frame.group_by(["policy_id"], maintain_order=True)):
+        x = part["_x"].to_list()
+        rate = part["pass_rate"].to_list()
+        lo = [max(r - c, 0.0) for r, c in zip(rate, part["ci_low"].to_list(), strict=True)]
+        hi = [max(c - r, 0.0) for r, c in zip(rate, part["ci_high"].to_list(), strict=True)]
+        name = part["policy_name"][0] or key[0]
+        ax.errorbar(x, rate, yerr=[lo, hi], fmt="o-", color=ARM_COLORS[i % len(ARM_COLORS)], capsize=3,
+                    label=f"{_short(name, 24)} ({str(key[0])[-6:]})")
+        unsafe = [(xi, ri) for xi, ri, u in zip(x, rate, part["unsafe_approvals"].to_list(), strict=True) if u]
+        if unsafe:
+            ax.plot([u[0] for u in unsafe], [u[1] for u in unsafe], "x", color="#c0504d", markersize=12,
+                    markeredgewidth=2)
+    _time_ticks(ax, frame["started_at"].to_list())
+    ax.set_ylim(0, 1.05)
+    _percent(ax, "y")
+    ax.set_ylabel("cases passed (%, with 95% interval)")
+    ax.set_xlabel("eval runs in order (UTC start)")
+    ax.set_title(title + " (x: unsafe approvals)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def _time_ticks(ax: Any, times: list[Any], most: int = 8) -> None:
+    """Label positions 0..n-1 with their times, at most ``most`` labels (evenly spaced)."""
+    n = len(times)
+    step = max(1, -(-n // most))
+    ticks = list(range(0, n, step))
+    ax.set_xticks(ticks, [t.strftime("%m-%d %H:%M") if hasattr(t, "strftime") else str(t) for t in
+                          (times[i] for i in ticks)], rotation=30, ha="right", fontsize=8)
+    ax.set_xlim(-0.5, n - 0.5)
+
+
+def plot_shadow_agreement(df: pl.DataFrame, *, title: str = "Shadow agreement with the acting policy") -> Figure:
+    """Agreement per time bucket with its interval, one series per shadow policy (a frame from
+    :func:`supervisor.analysis.shadow_agreement`); the decisions compared are written above."""
+    if df.height == 0:
+        return no_data_figure(title, "no shadow decisions recorded")
+    plt = require_matplotlib()
+    buckets = sorted(df["bucket"].unique().to_list())
+    where = {b: i for i, b in enumerate(buckets)}
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    for i, (key, part) in enumerate(df.group_by(["shadow_policy_id"], maintain_order=True)):
+        part = part.sort("bucket")
+        x = [where[b] for b in part["bucket"].to_list()]
+        color = ARM_COLORS[i % len(ARM_COLORS)]
+        rate = part["agreement"].to_list()
+        lo = [max(r - c, 0.0) for r, c in zip(rate, part["ci_low"].to_list(), strict=True)]
+        hi = [max(c - r, 0.0) for r, c in zip(rate, part["ci_high"].to_list(), strict=True)]
+        ax.errorbar(x, rate, yerr=[lo, hi], fmt="o-", color=color, capsize=3, label=str(key[0]))
+        for xi, yi, n in zip(x, rate, part["compared"].to_list(), strict=True):
+            ax.annotate(f"n={n}", (xi, yi), textcoords="offset points", xytext=(6, 6), fontsize=7)
+    _time_ticks(ax, buckets)
+    ax.set_ylim(0, 1.05)
+    _percent(ax, "y")
+    ax.set_ylabel("same decision as acting (%)")
+    ax.set_xlabel("time bucket (UTC start)")
+    ax.set_title(title + " (95% intervals)")
+    ax.legend(title="shadow policy", fontsize=8, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def plot_rollout_arms(df: pl.DataFrame, *, title: str = "Limited rollout: runs per arm") -> Figure:
+    """Per-run outcomes in each arm side by side (a frame from
+    :func:`supervisor.analysis.rollout_arms`): escalations per run, friction seconds per run and
+    duration, each run a dot and the arm's median a bar."""
+    if df.height == 0:
+        return no_data_figure(title, "no runs since the candidate started riding along")
+    plt = require_matplotlib()
+    arms = sorted(df["arm"].unique().to_list())
+    metrics = (("escalations", "escalations per run (count)", True), ("friction_seconds", "time lost per run (s)",
+                                                                          False),
+               ("duration_s", "run duration (s)", False))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.4))
+    for ax, (col, label, integer) in zip(axes, metrics, strict=True):
+        for i, arm in enumerate(arms):
+            vals = [float(v) for v in df.filter(pl.col("arm") == arm)[col].to_list() if v is not None]
+            if not vals:
+                continue
+            med = statistics.median(vals)
+            ax.bar(i, med, width=0.6, color=ARM_COLORS[i % len(ARM_COLORS)], alpha=0.35)
+            ax.plot([i + (j - (len(vals) - 1) / 2) * 0.05 for j in range(len(vals))], vals, "o",
+                    color=ARM_COLORS[i % len(ARM_COLORS)], markersize=4)
+        ax.set_xticks(range(len(arms)), [f"{a}\n({df.filter(pl.col('arm') == a).height} runs)" for a in arms])
+        ax.set_ylabel(label)
+        if integer:
+            _integer_ticks(ax.yaxis)
+    fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -8,6 +8,7 @@ can be attached or published as a whole; ``reports/`` stays out of git.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ import polars as pl
 
 from supervisor.analysis import friction as fr
 from supervisor.analysis import plots
+from supervisor.analysis import timeline as tl
+from supervisor.analysis import workbench as wb
 from supervisor.warehouse import Warehouse
 
 TABLE_ROWS = 15
@@ -127,4 +130,129 @@ def write_friction_report(wh: Warehouse, out_dir: Path, *, now: dt.datetime | No
     w.table(trend)
     w.text("## Runs with the most time lost")
     w.table(fr.friction_by_run(wh), rows=10)
+    return w.finish()
+
+
+def _fenced(text: str | None) -> str:
+    """A screen as a fenced block that no backticks in it can close."""
+    body = (text or "(no screen)").rstrip()
+    fence = "`" * max(4, max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    return f"{fence}text\n{body}\n{fence}"
+
+
+def cases_markdown(df: pl.DataFrame, *, limit: int = 10) -> str:
+    """Disagreements (from :func:`~supervisor.analysis.eval_disagreements`,
+    :func:`~supervisor.analysis.compare_decided_pairs` or
+    :func:`~supervisor.analysis.shadow_disagreements` with a ``screen`` column) as markdown: a
+    heading per case saying what each side did, then the screen's last lines."""
+    if df.height == 0:
+        return "_none_"
+    out = []
+    for r in df.head(limit).iter_rows(named=True):
+        if "case_id" in r:
+            head = f"### {r.get('suite')} / {r['case_id']}{' (UNSAFE)' if r.get('unsafe') else ''}"
+            said = (f"baseline: {r.get('baseline_did')}; candidate: {r.get('candidate_did')}"
+                    + (f"; expected: {r['expected']}" if r.get("expected") else "")
+                    + (f"; won by {r['winner']}: {r['why']}" if r.get("winner") else ""))
+        else:
+            head = (f"### run {r.get('run_id')} seq {r.get('seq')}: {r.get('disagreement')}"
+                    f"{' (UNSAFE)' if r.get('unsafe') else ''}")
+            said = (f"acting: {r.get('acting_kind')} {r.get('acting_keys') or ''} ({r.get('acting_rule')}); "
+                    f"shadow: {r.get('shadow_kind')} {r.get('shadow_keys') or ''} ({r.get('shadow_rule')})"
+                    + ("; the human then pressed what the shadow would have" if r.get("saved_escalation") else ""))
+        out += [head, "", said, "", _fenced(wb.screen_tail(r.get("screen"))), ""]
+    if df.height > limit:
+        out.append(f"_{df.height - limit} more not shown_")
+    return "\n".join(out)
+
+
+def write_run_report(wh: Warehouse, run_id: str, out_dir: Path) -> Report:
+    """One run: its timeline (states, prompts, keys sent, escalations, verifications, friction),
+    the decisions that acted, its escalations with what the human did, and its friction."""
+    plots.require_matplotlib()
+    overview = tl.run_overview(wh, run_id).row(0, named=True)
+    w = _Writer(out_dir, f"run-{run_id}")
+    w.text(f"# Run {run_id}", "",
+           f"Agent {overview['agent']}, policy `{overview['policy_id']}`, outcome **{overview['outcome']}**, "
+           f"{overview['duration_s'] or 0:.1f} s, {overview['answers']} answers, {overview['escalations']} "
+           f"escalations, {overview['friction_seconds']:.1f} s lost to friction. "
+           f"`supervisor runs why {run_id} SEQ` explains any decision.")
+    states, events = tl.run_states(wh, run_id), tl.run_events(wh, run_id)
+    w.figure(plots.plot_run_timeline(states, events, title=f"Run {run_id}"), "timeline", "run timeline")
+    w.text("## Decisions that acted")
+    w.table(tl.run_decisions(wh, run_id).drop(["run_id", "occurred_at"]), rows=40)
+    esc = fr.escalations(wh, run_id)
+    w.text("## Escalations")
+    w.table(esc.select(["seq", "pattern", "question", "seconds_lost", "ended_by", "human_keys", "selected"]))
+    w.text("## Friction")
+    w.table(fr.friction_events(wh, run_id).select(["seq", "kind", "seconds_lost", "rule", "pattern", "detail"]))
+    ver = wh.verifications_df(run_id)
+    if ver.height:
+        w.text("## Verifications")
+        w.table(ver.select(["seq", "node", "verifier", "passed", "output"]))
+    return w.finish()
+
+
+def write_candidate_report(wh: Warehouse, candidate: str, out_dir: Path, *, baseline: str | None = None,
+                           now: dt.datetime | None = None) -> Report:
+    """One candidate's evidence against its baseline: per-suite and per-tag pass rates with
+    intervals, compares with win rates, the cases where they disagree (with screens), shadow
+    agreement and disagreements on live runs, the limited-rollout arms, and the gate's reasons."""
+    plots.require_matplotlib()
+    cid, cname = wb.resolve_policy_id(wh, candidate)
+    bid = wb.resolve_policy_id(wh, baseline)[0] if baseline else wb.default_baseline(wh, cid)
+    bname = next(iter(wb.policies(wh).filter(pl.col("policy_id") == bid)["name"].to_list()), None)
+    w = _Writer(out_dir, f"candidate-{cid}-{_stamp(now)}")
+    w.text(f"# Candidate {cname or cid}", "", f"Candidate `{cid}` judged against {bname or 'the policy'} `{bid}`.")
+    gate = wb.gate_reasons(wh, cid)
+    w.text("## The gate")
+    if gate.height:
+        w.text(f"Latest verdict: **{gate['verdict'][0]}**")
+        w.table(gate.drop(["gate_run_id", "verdict"]))
+    else:
+        w.text(f"No gate result recorded yet: run `supervisor eval gate-candidate {candidate}`.")
+    roles = {"candidate": cid, "baseline": bid}
+    for by in ("suite", "tag"):
+        rates = wb.pass_rates(wh, roles, by)
+        w.text(f"## Pass rate per {by}")
+        w.figure(plots.plot_pass_rates(rates, by, title=f"Pass rate per {by}: candidate vs baseline"),
+                 f"pass-rate-{by}", f"pass rate per {by}")
+        w.table(rates.drop(["policy_id", "eval_run_id"]), rows=40)
+    compares = wb.compare_history(wh, cid)
+    w.text("## Blind compares")
+    w.figure(plots.plot_win_rates(compares), "win-rate", "win rate")
+    w.table(compares.select(["compare_run_id", "baseline_name", "pairs", "wins", "losses", "ties", "win_rate",
+                             "ci_low", "ci_high", "p_value"]))
+    dis = wb.eval_disagreements(wh, cid, bid, limit=10)
+    w.text("## Cases where they disagree", f"{dis.height} shown (unsafe approvals first).")
+    w.text(cases_markdown(dis))
+    agreement = wb.shadow_agreement(wh, cid)
+    shadow = wb.shadow_disagreements(wh, cid)
+    arms = wb.rollout_arms(wh, cid)
+    w.text("## On live runs: shadow agreement")
+    w.figure(plots.plot_shadow_agreement(agreement), "shadow-agreement", "shadow agreement")
+    w.table(wb.disagreement_summary(shadow))
+    w.text(cases_markdown(wb.with_screens(wh, shadow), limit=5))
+    w.text("## Limited rollout: the arms")
+    w.figure(plots.plot_rollout_arms(arms), "rollout-arms", "rollout arms")
+    w.table(wb.arm_summary(arms))
+    return w.finish()
+
+
+def write_evals_report(wh: Warehouse, out_dir: Path, *, now: dt.datetime | None = None) -> Report:
+    """Eval and compare history per policy."""
+    plots.require_matplotlib()
+    w = _Writer(out_dir, f"evals-{_stamp(now)}")
+    evals, compares = wb.eval_history(wh), wb.compare_history(wh)
+    w.text("# Evals and compares", "", f"{evals.height} eval runs and {compares.height} compares in `{wh.path}`.")
+    w.text("## Eval runs")
+    w.figure(plots.plot_eval_history(evals), "eval-history", "eval pass rate over time")
+    w.table(evals.select(["eval_run_id", "started_at", "policy_name", "policy_id", "cases", "passed", "pass_rate",
+                          "ci_low", "ci_high", "unsafe_approvals", "must_pass_failures"]).reverse(), rows=30)
+    w.text("## Compares")
+    w.figure(plots.plot_win_rates(compares), "compares", "compare win rates")
+    w.table(compares.select(["compare_run_id", "created_at", "candidate_name", "baseline_name", "pairs", "wins",
+                             "losses", "ties", "win_rate", "ci_low", "ci_high", "p_value"]).reverse(), rows=30)
+    w.text("## Policies seen")
+    w.table(wb.policies(wh), rows=30)
     return w.finish()

@@ -1,6 +1,7 @@
-"""`supervisor report ...`: reports written from the warehouse into reports/ (markdown + PNG),
-from the same functions the notebooks call. The plots need the optional `analysis` extra
-(matplotlib); without it the command says so in one line."""
+"""`supervisor report friction|run RUN_ID|candidate ID|evals`: reports written from the warehouse
+into a folder under reports/ (markdown + PNG), from the same functions the notebooks call. The
+plots need the optional `analysis` extra (matplotlib); without it the command says so in one
+line before reading anything."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import click
 
 from supervisor.cli import console, settings_from
 from supervisor.cli.output import df_records, print_df, print_json
+from supervisor.cli.runs_cmds import RUN_ID
 from supervisor.warehouse import reader
 
 _OUT = click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
@@ -48,6 +50,59 @@ def friction(ctx: click.Context, out_dir: Path, as_json: bool) -> None:
             return
         print_df(console, by_kind, title="time lost by kind (seconds)")
         rep = write_friction_report(wh, out_dir)
+    _written(rep)
+
+
+@report.command("run")
+@click.argument("run_id", type=RUN_ID)
+@_OUT
+@click.pass_context
+def run_report(ctx: click.Context, run_id: str, out_dir: Path) -> None:
+    """One run: its timeline (pane states, prompts, keys sent, escalations, verifications,
+    friction), the decisions that acted, its escalations and what the human did. RUN_ID may be a
+    prefix or `last`."""
+    from supervisor.analysis import write_run_report
+    from supervisor.analysis.plots import require_matplotlib
+
+    require_matplotlib()
+    with reader(settings_from(ctx).ensure()) as wh:
+        rep = write_run_report(wh, run_id, out_dir)
+    _written(rep)
+
+
+@report.command("candidate")
+@click.argument("candidate")
+@click.option("--baseline", default=None, metavar="POLICY",
+              help="Judge against this policy (default: the baseline of the candidate's latest compare, "
+                   "else the shipped baseline).")
+@_OUT
+@click.pass_context
+def candidate_report(ctx: click.Context, candidate: str, baseline: str | None, out_dir: Path) -> None:
+    """One candidate's evidence: per-suite and per-tag pass rates against the baseline (95%
+    intervals), blind-compare win rates, the cases where they disagree with their screens, shadow
+    agreement and the limited-rollout arms on live runs, and the gate's reasons. CANDIDATE is a
+    candidate id, a policy id (or prefix), a policy file, or a policy name."""
+    from supervisor.analysis import write_candidate_report
+    from supervisor.analysis.plots import require_matplotlib
+
+    require_matplotlib()
+    with reader(settings_from(ctx).ensure()) as wh:
+        rep = write_candidate_report(wh, candidate, out_dir, baseline=baseline)
+    _written(rep)
+
+
+@report.command("evals")
+@_OUT
+@click.pass_context
+def evals_report(ctx: click.Context, out_dir: Path) -> None:
+    """Eval and compare history per policy: pass rates over time with intervals, unsafe
+    approvals, compare win rates."""
+    from supervisor.analysis import write_evals_report
+    from supervisor.analysis.plots import require_matplotlib
+
+    require_matplotlib()
+    with reader(settings_from(ctx).ensure()) as wh:
+        rep = write_evals_report(wh, out_dir)
     _written(rep)
 
 

@@ -172,7 +172,7 @@ def _print_why(x: DecisionExplanation) -> None:
             for o in p.get("options") or []:
                 marks = [m for m, on in (("highlighted", o.get("highlighted")), ("persistent", o.get("persistent")))
                          if on]
-                role = {True: "approves", False: "declines"}.get(o.get("approves"), "neutral")
+                role = {True: "approves", False: "declines", None: "neutral"}[o.get("approves")]
                 _say(f"    {o.get('key') or '-'}  {o.get('label')}  [{', '.join([role, *marks])}]")
             risk = p.get("risk") or {}
             matched = ", ".join(risk.get("matched") or []) or "no pattern"
@@ -192,9 +192,10 @@ def _print_why(x: DecisionExplanation) -> None:
     if not x.sent:
         _say("  nothing")
     for a in x.sent:
-        state = ("error: " + str(a["error"])) if a.get("error") else (
-            {True: "took", False: "did not take"}.get(a.get("confirmed"), "delivered" if a.get("delivered")
-                                                     else "intent journaled"))
+        confirmed = a.get("confirmed")
+        state = (("error: " + str(a["error"])) if a.get("error") else "took" if confirmed is True
+                 else "did not take" if confirmed is False else "delivered" if a.get("delivered")
+                 else "intent journaled")
         _say(f"  seq {a['seq']} {a['at']}: {a.get('kind')} {' '.join(a.get('keys') or [])} -> {state}")
     if x.escalation:
         e = x.escalation

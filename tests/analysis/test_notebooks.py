@@ -19,7 +19,7 @@ from tests.analysis.conftest import FilledHome
 from tests.conftest import REPO
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-EXPECTED = {"friction.ipynb"}
+EXPECTED = {"friction.ipynb", "candidate-review.ipynb", "canary.ipynb", "run-timeline.ipynb", "evals.ipynb"}
 LOGIC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For, ast.While, ast.comprehension)
 """What a notebook's cells must not contain: logic lives in ``supervisor.analysis``."""
 FORBIDDEN_IMPORTS = {"matplotlib", "duckdb"}
@@ -28,7 +28,11 @@ FORBIDDEN_IMPORTS = {"matplotlib", "duckdb"}
 
 def parameters(name: str, home: FilledHome) -> dict[str, Any]:
     """Values injected after each notebook's parameters cell (as papermill does)."""
-    return {}
+    return {
+        "run-timeline.ipynb": {"run_id": home.run_ids["shop"][4:16]},  # a prefix: the run with a human's answer
+        "candidate-review.ipynb": {"candidate": str(home.candidate_path)},
+        "canary.ipynb": {"candidate": home.candidate.name, "every": "1 minute"},
+    }.get(name, {})
 
 
 def pngs(nb: Any) -> list[bytes]:

@@ -51,6 +51,45 @@ def test_report_friction_json(filled_home: FilledHome) -> None:
     assert kinds["escalation"]["events"] >= 5 and kinds["escalation"]["seconds_lost"] > 5
 
 
+def test_report_run(filled_home: FilledHome, tmp_path: Path) -> None:
+    rid = filled_home.run_ids["shop"]
+    code, out, err = invoke(filled_home, "report", "run", rid[:14], "--out", str(tmp_path))
+    assert code == 0, err
+    text = check_report(tmp_path, out, 1)
+    assert f"# Run {rid}" in text and "git-push-force" in text and "| human " in text
+    assert "approve-tools-and-edits" in text  # the decisions that acted
+
+
+def test_report_candidate(filled_home: FilledHome, tmp_path: Path) -> None:
+    code, out, err = invoke(filled_home, "report", "candidate", filled_home.candidate.policy_id[:10],
+                            "--out", str(tmp_path))
+    assert code == 0, err
+    text = check_report(tmp_path, out, 5)
+    assert "# Candidate cautious-candidate" in text
+    assert "| candidate | claude |" in text
+    assert "Do you want to proceed?" in text  # a disagreement's screen
+    assert "No gate result recorded yet" in text
+    assert "would_escalate" in text  # shadow disagreements on live runs
+
+
+def test_report_evals(filled_home: FilledHome, tmp_path: Path) -> None:
+    code, out, err = invoke(filled_home, "report", "evals", "--out", str(tmp_path))
+    assert code == 0, err
+    text = check_report(tmp_path, out, 2)
+    assert "2 eval runs and 1 compares" in text and "cautious-candidate" in text
+
+
+def test_reports_on_an_empty_warehouse_say_no_data(tmp_path: Path) -> None:
+    from supervisor.settings import Settings
+
+    home = FilledHome(Settings(home=tmp_path / "empty").ensure(), None, tmp_path, {}, {})  # type: ignore[arg-type]
+    code, out, err = invoke(home, "report", "evals", "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    check_report(tmp_path / "out", out, 2)  # explicit "no data" images: still not blank
+    code, out, err = invoke(home, "report", "candidate", "nope", "--out", str(tmp_path / "out"))
+    assert code == 2 and "no policy 'nope'" in err
+
+
 def test_missing_analysis_extra_is_one_line(filled_home: FilledHome, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """matplotlib is installed in the test environment; hiding it from the import system is the
