@@ -71,6 +71,7 @@ from supervisor.analysis.workbench import (
     shadow_disagreements,
     with_screens,
 )
+from supervisor.warehouse.friction import friction_snapshot
 
 __all__ = [
     "DecisionExplanation",
@@ -90,6 +91,7 @@ __all__ = [
     "friction_by_kind",
     "friction_by_run",
     "friction_events",
+    "friction_snapshot",
     "friction_totals",
     "friction_trend",
     "gate_reasons",

@@ -133,14 +133,14 @@ def stalls(wh: Warehouse) -> pl.DataFrame:
     """Every stall: the quiet time before it was noticed, and the escalation it led to (if any)
     with that escalation's wait."""
     return wh.sql(
+        "WITH f AS MATERIALIZED (SELECT * FROM friction_events WHERE kind IN ('stall', 'escalation')) "
         "SELECT s.friction_id, s.run_id, s.seq, s.occurred_at, s.agent, s.policy_id, s.detail, "
         "round(s.seconds_lost, 3) AS quiet_s, e.friction_id AS pause_id, round(e.seconds_lost, 3) AS escalation_wait_s, "
         "e.ended_by, round(s.seconds_lost + coalesce(e.seconds_lost, 0), 3) AS seconds_lost "
-        "FROM friction_events s LEFT JOIN friction_events e ON e.run_id = s.run_id AND e.kind = 'escalation' "
-        "AND e.rule = 'stall' AND e.seq > s.seq "
-        "AND e.seq = (SELECT min(x.seq) FROM friction_events x WHERE x.run_id = s.run_id AND x.kind = 'escalation' "
-        "             AND x.rule = 'stall' AND x.seq > s.seq) "
-        "WHERE s.kind = 'stall' ORDER BY s.occurred_at, s.run_id, s.seq"
+        "FROM (SELECT * FROM f WHERE kind = 'stall') s "
+        "ASOF LEFT JOIN (SELECT * FROM f WHERE kind = 'escalation' AND rule = 'stall') e "
+        "ON e.run_id = s.run_id AND s.seq < e.seq "
+        "ORDER BY s.occurred_at, s.run_id, s.seq"
     )
 
 

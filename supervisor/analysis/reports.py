@@ -8,10 +8,12 @@ can be attached or published as a whole; ``reports/`` stays out of git.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Concatenate, ParamSpec
 
 import polars as pl
 
@@ -20,6 +22,7 @@ from supervisor.analysis import plots
 from supervisor.analysis import timeline as tl
 from supervisor.analysis import workbench as wb
 from supervisor.warehouse import Warehouse
+from supervisor.warehouse.friction import friction_snapshot
 
 TABLE_ROWS = 15
 CELL_CHARS = 70
@@ -76,10 +79,25 @@ class _Writer:
         return Report(md, self.images)
 
 
+P = ParamSpec("P")
+
+
+def _one_friction_snapshot(fn: Callable[Concatenate[Warehouse, P], Report]) -> Callable[Concatenate[Warehouse, P], Report]:
+    """A report asks many questions of ``friction_events``: compute it once for the whole report."""
+
+    @functools.wraps(fn)
+    def wrapper(wh: Warehouse, /, *args: P.args, **kwargs: P.kwargs) -> Report:
+        with friction_snapshot(wh):
+            return fn(wh, *args, **kwargs)
+
+    return wrapper
+
+
 def _stamp(now: dt.datetime | None) -> str:
     return (now or dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
 
 
+@_one_friction_snapshot
 def write_friction_report(wh: Warehouse, out_dir: Path, *, now: dt.datetime | None = None) -> Report:
     """Where runs lose time: seconds lost by cause, agent, rule and policy; escalations and how
     humans answered them; the prompts seen most often; stalls; the trend per day."""
@@ -166,6 +184,7 @@ def cases_markdown(df: pl.DataFrame, *, limit: int = 10) -> str:
     return "\n".join(out)
 
 
+@_one_friction_snapshot
 def write_run_report(wh: Warehouse, run_id: str, out_dir: Path) -> Report:
     """One run: its timeline (states, prompts, keys sent, escalations, verifications, friction),
     the decisions that acted, its escalations with what the human did, and its friction."""
@@ -193,6 +212,7 @@ def write_run_report(wh: Warehouse, run_id: str, out_dir: Path) -> Report:
     return w.finish()
 
 
+@_one_friction_snapshot
 def write_candidate_report(wh: Warehouse, candidate: str, out_dir: Path, *, baseline: str | None = None,
                            now: dt.datetime | None = None) -> Report:
     """One candidate's evidence against its baseline: per-suite and per-tag pass rates with

@@ -615,6 +615,175 @@ def m_turns_and_skips(con: Connection) -> None:
     )
 
 
+def m_friction_time_joins(con: Connection) -> None:
+    """``friction_events`` again, same columns and meaning as :func:`m_friction_time`, computed
+    with ASOF joins and window functions instead of per-row subqueries: the view stays well
+    under a second on a warehouse of a million events (``bench/friction.py``)."""
+    con.execute(
+        r"""
+        CREATE OR REPLACE VIEW friction_events AS
+        WITH run_info AS (
+            SELECT r.run_id, r.agent, r.policy_id, coalesce(r.ended_at, r.last_event_at) AS end_at, s.policy_name
+            FROM runs r LEFT JOIN (
+                SELECT run_id, arg_max(payload->>'$.policy_name', seq) AS policy_name
+                FROM events WHERE kind = 'run_started' GROUP BY run_id) s USING (run_id)
+        ),
+        marks AS (
+            SELECT event_id, run_id, seq, kind, occurred_at, payload,
+                   lead(kind) OVER w AS next_kind, lead(occurred_at) OVER w AS next_at,
+                   lead(payload) OVER w AS next_payload
+            FROM events WHERE kind IN ('pause', 'resume', 'run_ended')
+            WINDOW w AS (PARTITION BY run_id ORDER BY seq)
+        ),
+        escalation AS (
+            SELECT m.event_id AS friction_id, m.run_id, m.seq, m.occurred_at, 'escalation' AS kind,
+                   coalesce(m.payload->>'$.pause_reason', m.payload->>'$.reason') AS detail,
+                   coalesce(CASE WHEN m.next_kind = 'resume' THEN TRY_CAST(m.next_payload->>'$.waited_s' AS DOUBLE) END,
+                            date_diff('millisecond', m.occurred_at, coalesce(m.next_at, ri.end_at)) / 1000.0)
+                       AS seconds_lost,
+                   m.next_kind IS DISTINCT FROM 'resume' OR m.next_payload->>'$.waited_s' IS NULL AS derived,
+                   CASE m.next_kind
+                       WHEN 'resume' THEN CASE coalesce(m.next_payload->>'$.by', 'human')
+                                              WHEN 'exit' THEN 'agent_exit' ELSE coalesce(m.next_payload->>'$.by', 'human') END
+                       WHEN 'pause' THEN 'superseded'
+                       WHEN 'run_ended' THEN 'run_ended'
+                       ELSE 'open' END AS ended_by,
+                   coalesce(m.next_at, ri.end_at) AS ended_at,
+                   CASE WHEN m.next_kind = 'resume' THEN m.next_payload->'$.human_keys' END AS human_keys,
+                   CASE WHEN m.next_kind = 'resume' THEN m.next_payload->>'$.selected' END AS selected,
+                   coalesce(m.payload->>'$.rule', d.rule) AS rule,
+                   coalesce(nullif(array_to_string(m.payload->>'$.risk.matched[*]', ','), ''),
+                            'blocker:' || (m.payload->>'$.blocker.kind'), m.payload->>'$.hold',
+                            coalesce(m.payload->>'$.rule', d.rule)) AS pattern,
+                   m.payload->>'$.decision_id' AS decision_id, d.trigger_id AS trigger_id,
+                   coalesce(m.payload->>'$.signature', m.payload->>'$.decision.signature') AS signature,
+                   coalesce(d.policy_id, ri.policy_id) AS policy_id, 'supervisor' AS author
+            FROM marks m LEFT JOIN run_info ri USING (run_id)
+            LEFT JOIN decisions d ON d.decision_id = m.payload->>'$.decision_id'
+            WHERE m.kind = 'pause'
+        ),
+        fj AS (
+            SELECT f.*, ri.end_at, ri.policy_id AS run_policy_id FROM friction f LEFT JOIN run_info ri USING (run_id)
+            WHERE NOT (f.kind IN ('escalation', 'retry') AND f.author = 'supervisor')
+        ),
+        -- what each friction row points back to: the answer that did not take, the stall decision,
+        -- the answer asked again (the latest such row before it), and the screen that showed it next
+        not_taken AS (
+            SELECT f.friction_id, u.decision_id FROM (SELECT * FROM fj WHERE kind = 'answer_not_taken') f
+            ASOF JOIN (SELECT run_id, seq, decision_id FROM actions WHERE confirmed = false) u
+              ON f.run_id = u.run_id AND f.seq > u.seq
+        ),
+        stalled AS (
+            SELECT f.friction_id, d.decision_id FROM (SELECT * FROM fj WHERE kind = 'stall') f
+            ASOF JOIN (SELECT run_id, seq, decision_id FROM decisions WHERE rule = 'stall') d
+              ON f.run_id = d.run_id AND f.seq > d.seq
+        ),
+        repeated AS (
+            SELECT f.friction_id, d.decision_id, least(a.occurred_at, p.occurred_at) AS handled_at
+            FROM (SELECT * FROM fj WHERE kind = 'repeated_prompt') f
+            ASOF LEFT JOIN (SELECT run_id, seq, decision_id FROM decisions WHERE kind = 'answer') d
+              ON f.run_id = d.run_id AND f.seq > d.seq
+            ASOF LEFT JOIN (SELECT run_id, seq, occurred_at FROM actions WHERE delivered AND confirmed IS NULL) a
+              ON f.run_id = a.run_id AND f.seq < a.seq
+            ASOF LEFT JOIN (SELECT run_id, seq, occurred_at FROM marks WHERE kind = 'pause') p
+              ON f.run_id = p.run_id AND f.seq < p.seq
+        ),
+        next_obs AS (  -- for friction no decision explains (a human's keystrokes...): the screen after it
+            SELECT f.friction_id, o.observation_id
+            FROM (SELECT * FROM fj WHERE kind NOT IN ('answer_not_taken', 'stall', 'repeated_prompt')) f
+            ASOF LEFT JOIN (SELECT run_id, seq, observation_id FROM observations
+                            WHERE run_id IN (SELECT run_id FROM fj)) o
+              ON f.run_id = o.run_id AND f.seq < o.seq
+        ),
+        delivered AS (
+            SELECT decision_id, min(occurred_at) AS delivered_at FROM actions WHERE delivered GROUP BY decision_id
+        ),
+        -- a human's turn: from the keystrokes noticed to the last hands-off (human-active) wait
+        -- before the supervisor acted again or the next turn began
+        hk_stream AS (
+            SELECT run_id, seq, occurred_at, 'H' AS t FROM friction WHERE kind = 'human_keystrokes'
+            UNION ALL
+            SELECT run_id, seq, occurred_at, CASE WHEN rule = 'human-active' THEN 'W' ELSE 'X' END
+            FROM decisions WHERE rule = 'human-active' OR kind IN ('answer', 'escalate', 'finish')
+        ),
+        hk_seg AS (
+            SELECT *, sum(CASE WHEN t = 'H' THEN 1 ELSE 0 END)
+                          OVER (PARTITION BY run_id ORDER BY seq ROWS UNBOUNDED PRECEDING) AS turn
+            FROM hk_stream
+        ),
+        hk_acted AS (
+            SELECT *, sum(CASE WHEN t = 'X' THEN 1 ELSE 0 END)
+                          OVER (PARTITION BY run_id, turn ORDER BY seq ROWS UNBOUNDED PRECEDING) AS acted
+            FROM hk_seg WHERE turn > 0
+        ),
+        hk AS (
+            SELECT run_id, min(seq) FILTER (t = 'H') AS seq, min(occurred_at) FILTER (t = 'H') AS started,
+                   max(occurred_at) FILTER (t = 'W' AND acted = 0) AS held_until
+            FROM hk_acted GROUP BY run_id, turn
+        ),
+        other AS (
+            SELECT j.friction_id, j.run_id, j.seq, j.occurred_at, j.kind, j.detail,
+                   coalesce(j.seconds_lost, CASE j.kind
+                       WHEN 'answer_not_taken' THEN date_diff('millisecond', dl.delivered_at, j.occurred_at) / 1000.0
+                       WHEN 'repeated_prompt' THEN date_diff('millisecond', j.occurred_at,
+                                                             coalesce(rp.handled_at, j.end_at)) / 1000.0
+                       WHEN 'human_keystrokes' THEN coalesce(date_diff('millisecond', hk.started, hk.held_until)
+                                                             / 1000.0, 0.0)
+                   END, 0.0) AS seconds_lost,
+                   j.seconds_lost IS NULL AS derived,
+                   NULL::VARCHAR AS ended_by, NULL::TIMESTAMP AS ended_at, NULL::JSON AS human_keys,
+                   NULL::VARCHAR AS selected,
+                   CASE WHEN j.kind = 'human_keystrokes' THEN 'human' ELSE coalesce(d.rule, j.kind) END AS rule,
+                   CASE WHEN j.kind = 'human_keystrokes' THEN split_part(j.detail, ':', 1)
+                        ELSE coalesce(d.rule, j.kind) END AS pattern,
+                   d.decision_id, coalesce(d.trigger_id, no.observation_id) AS trigger_id,
+                   NULL::VARCHAR AS signature, coalesce(d.policy_id, j.run_policy_id) AS policy_id, j.author
+            FROM fj j
+            LEFT JOIN not_taken nt USING (friction_id)
+            LEFT JOIN stalled st USING (friction_id)
+            LEFT JOIN repeated rp USING (friction_id)
+            LEFT JOIN next_obs no USING (friction_id)
+            LEFT JOIN decisions d ON d.decision_id = coalesce(nt.decision_id, st.decision_id, rp.decision_id)
+            LEFT JOIN delivered dl ON dl.decision_id = nt.decision_id
+            LEFT JOIN hk ON j.kind = 'human_keystrokes' AND hk.run_id = j.run_id AND hk.seq = j.seq
+        ),
+        retry_decisions AS (  -- the step retried: the one its triggering checkpoint reported
+            SELECT d.decision_id, d.run_id, d.seq, d.occurred_at, d.reason, d.rule, d.trigger_id, d.policy_id,
+                   c.current_node AS node
+            FROM decisions d LEFT JOIN checkpoints c ON c.checkpoint_id = d.trigger_id
+            WHERE d.kind = 'retry'
+        ),
+        retry AS (
+            SELECT r.decision_id AS friction_id, r.run_id, r.seq, r.occurred_at, 'retry' AS kind, r.reason AS detail,
+                   date_diff('millisecond', r.occurred_at, coalesce(v.occurred_at, ri.end_at)) / 1000.0
+                       AS seconds_lost,
+                   true AS derived, NULL::VARCHAR AS ended_by, NULL::TIMESTAMP AS ended_at, NULL::JSON AS human_keys,
+                   NULL::VARCHAR AS selected, coalesce(r.rule, 'retry') AS rule,
+                   'step:' || coalesce(r.node, '?') AS pattern, r.decision_id, r.trigger_id,
+                   NULL::VARCHAR AS signature, coalesce(r.policy_id, ri.policy_id) AS policy_id,
+                   'supervisor' AS author
+            FROM retry_decisions r LEFT JOIN run_info ri USING (run_id)
+            ASOF LEFT JOIN (SELECT run_id, node, seq, occurred_at FROM verifications) v
+              ON r.run_id = v.run_id AND r.node = v.node AND r.seq < v.seq
+        ),
+        everything AS (
+            SELECT friction_id, run_id, seq, occurred_at, kind, detail, seconds_lost, derived, ended_by, ended_at,
+                   human_keys, selected, rule, pattern, decision_id, trigger_id, signature, policy_id, author
+            FROM escalation
+            UNION ALL BY NAME SELECT * FROM other
+            UNION ALL BY NAME SELECT * FROM retry
+        )
+        SELECT x.friction_id, x.run_id, x.seq, x.occurred_at, CAST(x.occurred_at AS DATE) AS day, x.kind,
+               greatest(x.seconds_lost, 0.0) AS seconds_lost, x.ended_by, x.ended_at, x.human_keys, x.selected,
+               x.rule, x.pattern, ri.agent, x.policy_id, ri.policy_name, x.decision_id, x.trigger_id,
+               o.screen_hash, coalesce(x.signature, o.prompt->>'$.signature') AS signature, x.detail, x.author,
+               x.derived
+        FROM everything x LEFT JOIN run_info ri USING (run_id)
+        LEFT JOIN observations o ON o.observation_id = x.trigger_id;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m0001_core_tables,
     m0002_views,
@@ -622,6 +791,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m_friction_time,
     m_ingest_rejects,
     m_turns_and_skips,
+    m_friction_time_joins,
 ]
 """Applied in this order; the position (1-based) is the version recorded."""
 

@@ -155,7 +155,10 @@ def test_answers_that_did_not_take_repeats_stalls_humans_retries_and_manual(wh_s
     o7 = r.observe(16.0, state="busy", question=None)
     r.decide(30.0, o7, "wait", "stall")
     r.event(30.01, "friction", {"kind": "stall", "detail": "stalled", "seconds_lost": 14.0})
-    r.decide(40.0, "ck_1", "retry", "workflow:retry", node_id="test")
+    r.j.append("checkpoint", {"checkpoint_id": "ck_1", "checkpoint": {"checkpoint_seq": 1, "status": "step_done",
+                                                                     "current_node": "test"}},
+               at=r.at(39.9), event_id="ck_1")  # the workflow journals a checkpoint under its own id
+    r.decide(40.0, "ck_1", "retry", "workflow:retry", node_id="test")  # as the workflow journals it
     r.event(45.0, "verification", {"verifier": "check", "node": "other", "passed": True})
     r.event(47.5, "verification", {"verifier": "check", "node": "test", "passed": True})
     r.event(50.0, "friction", {"kind": "manual", "detail": "had to explain the task twice", "seconds_lost": 120.0,
