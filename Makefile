@@ -38,6 +38,7 @@ lint: $(STAMP)
 
 bench: $(STAMP) tmux
 	$(BIN)/python bench/warehouse.py
+	$(BIN)/python bench/friction.py
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/corpus_accuracy.py
 	$(BIN)/python bench/heldout.py
