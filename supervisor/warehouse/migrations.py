@@ -688,23 +688,36 @@ def m_friction_time_joins(con: Connection) -> None:
             ASOF LEFT JOIN (SELECT run_id, seq, occurred_at FROM marks WHERE kind = 'pause') p
               ON f.run_id = p.run_id AND f.seq < p.seq
         ),
-        next_obs AS (  -- for friction no decision explains (a human's keystrokes...): the screen after it
-            SELECT f.friction_id, o.observation_id
+        near_obs AS (  -- for friction no decision explains (a human's keystrokes...): the nearest screen,
+                       -- journaled just before it (or, by older runners, just after)
+            SELECT f.friction_id,
+                   CASE WHEN b.seq IS NULL THEN a.observation_id WHEN a.seq IS NULL THEN b.observation_id
+                        WHEN f.seq - b.seq <= a.seq - f.seq THEN b.observation_id ELSE a.observation_id END
+                       AS observation_id
             FROM (SELECT * FROM fj WHERE kind NOT IN ('answer_not_taken', 'stall', 'repeated_prompt')) f
             ASOF LEFT JOIN (SELECT run_id, seq, observation_id FROM observations
-                            WHERE run_id IN (SELECT run_id FROM fj)) o
-              ON f.run_id = o.run_id AND f.seq < o.seq
+                            WHERE run_id IN (SELECT run_id FROM fj)) b
+              ON f.run_id = b.run_id AND f.seq > b.seq
+            ASOF LEFT JOIN (SELECT run_id, seq, observation_id FROM observations
+                            WHERE run_id IN (SELECT run_id FROM fj)) a
+              ON f.run_id = a.run_id AND f.seq < a.seq
         ),
         delivered AS (
             SELECT decision_id, min(occurred_at) AS delivered_at FROM actions WHERE delivered GROUP BY decision_id
         ),
         -- a human's turn: from the keystrokes noticed to the last hands-off (human-active) wait
         -- before the supervisor acted again or the next turn began
+        held AS (  -- finishes the runner held back because a human was typing
+            SELECT DISTINCT payload->>'$.decision_id' AS decision_id FROM events
+            WHERE kind = 'note' AND payload->>'$.type' = 'finish_held'
+        ),
         hk_stream AS (
             SELECT run_id, seq, occurred_at, 'H' AS t FROM friction WHERE kind = 'human_keystrokes'
             UNION ALL
-            SELECT run_id, seq, occurred_at, CASE WHEN rule = 'human-active' THEN 'W' ELSE 'X' END
-            FROM decisions WHERE rule = 'human-active' OR kind IN ('answer', 'escalate', 'finish')
+            SELECT d.run_id, d.seq, d.occurred_at,
+                   CASE WHEN d.rule = 'human-active' OR h.decision_id IS NOT NULL THEN 'W' ELSE 'X' END
+            FROM decisions d LEFT JOIN held h USING (decision_id)
+            WHERE d.rule = 'human-active' OR d.kind IN ('answer', 'escalate', 'finish')
         ),
         hk_seg AS (
             SELECT *, sum(CASE WHEN t = 'H' THEN 1 ELSE 0 END)
@@ -742,7 +755,7 @@ def m_friction_time_joins(con: Connection) -> None:
             LEFT JOIN not_taken nt USING (friction_id)
             LEFT JOIN stalled st USING (friction_id)
             LEFT JOIN repeated rp USING (friction_id)
-            LEFT JOIN next_obs no USING (friction_id)
+            LEFT JOIN near_obs no USING (friction_id)
             LEFT JOIN decisions d ON d.decision_id = coalesce(nt.decision_id, st.decision_id, rp.decision_id)
             LEFT JOIN delivered dl ON dl.decision_id = nt.decision_id
             LEFT JOIN hk ON j.kind = 'human_keystrokes' AND hk.run_id = j.run_id AND hk.seq = j.seq

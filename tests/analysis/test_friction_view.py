@@ -181,6 +181,28 @@ def test_answers_that_did_not_take_repeats_stalls_humans_retries_and_manual(wh_s
     assert set(df["agent"]) == {"aider"} and set(df["policy_id"]) == {"pol_b"}
 
 
+def test_a_humans_turn_as_the_issue_14_runner_journals_it(wh_settings: Settings) -> None:
+    """The observation that revealed the keystrokes comes first; an idle finish the runner holds
+    back for the typing human (a ``finish_held`` note) is hands-off time, not the supervisor acting."""
+    r = RunWriter(wh_settings, "run_turn")
+    o1 = r.observe(1.0, state="idle", question=None)
+    r.event(1.01, "friction", {"kind": "human_keystrokes", "detail": "typing in the agent's input box",
+                               "where": "input box"})
+    held = r.decide(1.02, o1, "finish", "finish")
+    r.event(1.03, "note", {"type": "finish_held", "why": "a human is typing in the agent's input box",
+                           "decision_id": held})
+    o2 = r.observe(6.0, state="idle", question=None)
+    held2 = r.decide(6.5, o2, "finish", "finish")
+    r.event(6.51, "note", {"type": "finish_held", "why": "a human is typing", "decision_id": held2})
+    o3 = r.observe(9.0, state="asking")
+    r.decide(9.01, o3, "answer", "approve-tools", ["1"])
+    r.end(10.0)
+    row = _frame(wh_settings).row(0, named=True)
+    assert row["kind"] == "human_keystrokes"
+    assert row["seconds_lost"] == pytest.approx(5.49, abs=1e-3)  # 1.01 -> the last held finish at 6.5
+    assert row["screen_hash"] == "h1.0"  # the screen that showed the typing, journaled just before
+
+
 def test_rollups_by_agent_rule_policy_and_day(wh_settings: Settings) -> None:
     a = RunWriter(wh_settings, "run_a", agent="claude", policy_id="pol_a", policy_name="baseline")
     _escalate(a, 1.0, matched=["rm-recursive"])
