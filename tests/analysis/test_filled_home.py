@@ -28,6 +28,9 @@ def test_the_filled_warehouse_has_every_kind_of_friction(filled_home: FilledHome
     assert (timed["seconds_lost"] > 0).all(), events.select(["kind", "pattern", "seconds_lost"])
     by_human = esc.filter(esc["pattern"].is_in(["git-push-force", "rm-recursive"]))
     assert by_human["ended_by"].to_list() == ["human", "human"]
+    assert sorted(by_human["human_keys"].to_list()) == sorted(['["3"]', '["n","Enter"]'])
+    assert all(s.startswith("No") for s in by_human["selected"])
+    assert esc.filter(esc["pattern"] == "blocker:auth")["ended_by"].to_list() == ["blocker_cleared"]
     assert all(HUMAN_WAIT_S - 0.1 <= s <= HUMAN_WAIT_S + 1.0 for s in by_human["seconds_lost"]), by_human
     assert runs.height == len(filled_home.run_ids) == 9
     assert set(runs["outcome"]) == {"finished"}, runs.select(["run_id", "agent", "outcome"])

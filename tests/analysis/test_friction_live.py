@@ -14,7 +14,7 @@ import pytest
 from supervisor import analysis
 from supervisor.warehouse import open_warehouse, sync
 from tests.helpers import retry_until
-from tests.live_helpers import LiveHarness, events, read_record, write_script
+from tests.live_helpers import LiveHarness, assert_no_stray_keys, events, read_record, write_script
 
 pytestmark = pytest.mark.slow
 
@@ -59,8 +59,7 @@ def test_a_planted_5s_escalation_costs_5s(tmux_socket: str, sv_home: Path, tmp_p
     got = read_record(rec)
     answer = next(r for r in got if r["event"] == "answer" and r["id"] == "push")
     assert answer["approved"] is False and answer["keys"] == ["3"]
-    stray = [r for r in got if r["event"] == "keys" and r.get("during") != "push"]
-    assert stray == []
+    assert_no_stray_keys(rec)  # the human's key reached the live prompt, nothing else arrived
 
     sync(h.settings)
     with open_warehouse(h.settings.warehouse, read_only=True) as wh:
@@ -69,13 +68,11 @@ def test_a_planted_5s_escalation_costs_5s(tmux_socket: str, sv_home: Path, tmp_p
     assert esc.height == 1 and friction["kind"].to_list() == ["escalation"]
     row = esc.row(0, named=True)
     lost = row["seconds_lost"]
-    print(f"planted {planted_wait:.3f}s, measured {lost:.3f}s")
     assert lost == pytest.approx(PLANTED_WAIT_S, abs=TOLERANCE_S), f"planted {planted_wait:.3f}s, measured {lost}s"
     # never shorter than the time the human really took (their key reached the agent at answer["t"])
     assert lost >= answer["t"] - planted["pause_at"] - 0.05
     assert (row["ended_by"], row["rule"], row["pattern"], row["agent"]) == ("human", "danger", "git-push-force",
                                                                             "claude")
     assert row["question"] == "Do you want to proceed?"
-    resume = events(runner, "resume")[0].payload
-    if "human_keys" in resume:  # journaled by the runner since issue 14's resume payload
-        assert row["human_keys"] == '["3"]' and row["selected"] == resume["selected"]
+    assert row["human_keys"] == '["3"]'  # what the human pressed, and what that selected
+    assert row["selected"].startswith("No")
