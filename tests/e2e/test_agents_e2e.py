@@ -37,6 +37,9 @@ AGENTS = ("claude", "codex", "aider")
 # /work/team/captures.md, suites/captures). Each makes its case an expected failure (not strict:
 # an XPASS means it got fixed, so delete the entry). None open as of the last run.
 GAPS: dict[tuple[str, str], str] = {}
+API_KEY_RULE_GAP = ("since the fail-safe risk change an approval needs a command, path or URL, so even an explicit "
+                    "allow_default_no rule cannot answer Claude's 'Do you want to use this API key?' (no subject): "
+                    "whether explicit rules may approve subject-less dialogs is the judgment core's call")
 
 
 def agents_for(test: str) -> list[Any]:
@@ -156,6 +159,7 @@ def test_claude_api_key_question_is_escalated_by_baseline(supervise: Callable[..
     assert not fake_model.main_requests(), "the key was used without a policy rule allowing it" + run.describe()
 
 
+@pytest.mark.xfail(reason=API_KEY_RULE_GAP, strict=False)
 def test_claude_api_key_question_answered_by_explicit_rule(tmp_path: Path, supervise: Callable[..., SupervisedRun],
                                                            fake_model: FakeModelServer) -> None:
     """Only an explicit rule with allow_default_no may answer a default-No prompt: with one, the
