@@ -63,7 +63,7 @@ notebooks: $(NB_STAMP)
 lab: notebooks
 	@echo "warehouse: $$($(BIN)/supervisor warehouse path)"
 	$(BIN)/python -m supervisor warehouse sync >/dev/null || true
-	cd notebooks && ../$(BIN)/jupyter lab
+	cd notebooks && ../$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
 report: notebooks
 	$(BIN)/supervisor report friction

@@ -228,7 +228,7 @@ def write_candidate_report(wh: Warehouse, candidate: str, out_dir: Path, *, base
     w.text("## The gate")
     if gate.height:
         w.text(f"Latest verdict: **{gate['verdict'][0]}**")
-        w.table(gate.drop(["gate_run_id", "verdict"]))
+        w.table(gate.drop(["gate_result_id", "verdict"]))
     else:
         w.text(f"No gate result recorded yet: run `supervisor eval gate-candidate {candidate}`.")
     roles = {"candidate": cid, "baseline": bid}

@@ -266,7 +266,7 @@ def compare_decided_pairs(wh: Warehouse, compare_run_id: str, *, screens: bool =
 def gate_reasons(wh: Warehouse, candidate_id: str) -> pl.DataFrame:
     """The latest gate verdict on the candidate with its reasons (check, status, figure,
     threshold), when the warehouse records gate results; empty otherwise."""
-    empty = pl.DataFrame(schema={"gate_run_id": pl.Utf8, "verdict": pl.Utf8, "check": pl.Utf8, "status": pl.Utf8,
+    empty = pl.DataFrame(schema={"gate_result_id": pl.Utf8, "verdict": pl.Utf8, "check": pl.Utf8, "status": pl.Utf8,
                                  "figure": pl.Utf8, "threshold": pl.Utf8})
     if not _table_exists(wh, "gate_results"):
         return empty
@@ -276,7 +276,7 @@ def gate_reasons(wh: Warehouse, candidate_id: str) -> pl.DataFrame:
         return empty
     row = df.row(0, named=True)
     reasons = json.loads(row["reasons"]) if isinstance(row.get("reasons"), str) else (row.get("reasons") or [])
-    return pl.DataFrame([{"gate_run_id": row.get("gate_run_id"), "verdict": row.get("verdict"),
+    return pl.DataFrame([{"gate_result_id": row.get("gate_result_id"), "verdict": row.get("verdict"),
                           **{k: None if r.get(k) is None else str(r.get(k))
                              for k in ("check", "status", "figure", "threshold")}} for r in reasons], schema=empty.schema)
 
