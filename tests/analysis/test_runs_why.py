@@ -60,12 +60,14 @@ def test_why_explains_an_escalation_and_what_the_human_did(filled_home: FilledHo
     assert "risk dangerous (git-push-force)" in out and "rules that fired: prompt:" in out
     assert "escalate by rule danger" in out and "next action for a human: answer" in out
     assert "ended by human" in out and "resumed (by human" in out
+    assert "the human pressed 3, selecting 'No" in " ".join(out.split())  # what the human did
     assert "shadow policies on the same screen" in out
     code, out, err = invoke(filled_home, "runs", "why", rid, "--json")
     x = json.loads(out)
     assert x["decision"]["kind"] == "escalate" and x["rule"] == "danger" and x["sent"] == []
     assert x["classification"]["prompt"]["risk"]["matched"] == ["git-push-force"]
-    assert x["escalation"]["ended_by"] == "human"
+    assert x["escalation"]["ended_by"] == "human" and x["escalation"]["human_keys"] == ["3"]
+    assert x["escalation"]["selected"].startswith("No")
     assert HUMAN_WAIT_S - 0.1 <= x["escalation"]["seconds_lost"] <= HUMAN_WAIT_S + 1.0
     assert [h["kind"] for h in x["next"]][:2] == ["pause", "friction"]
     assert x["shadows"] and x["shadows"][0]["shadow_policy_id"] == filled_home.candidate.policy_id
