@@ -30,6 +30,13 @@ from tests.live_helpers import LiveHarness, fast_policy, write_script
 
 HUMAN_WAIT_S = 1.5
 """How long the fixture's human takes to answer an escalation."""
+HUMAN_TYPING_S = 1.5
+"""How long the fixture's human leaves a typed line in the agent's input box before Enter (the
+supervisor notices typing by seeing the box change, so it must have a look in between)."""
+WORK_S = 1.5
+"""The agent's last stretch of work before it finishes, in runs with no prompt to answer."""
+RUNS_END_WITHIN_S = 240
+"""Every run of the fixture ends within this (about 10 s on an idle machine)."""
 
 
 @dataclass
@@ -89,19 +96,21 @@ SCRIPTS: dict[str, dict[str, Any]] = {
         {"spinner": {"seconds": 0.3}},
         {"done": {}},
     ]},
+    # Spinners before a finish last WORK_S: on a saturated machine the supervisor still sees the
+    # agent work (a run finishes only after work), however late its next look comes.
     "login": {"style": "claude", "steps": [
-        {"spinner": {"seconds": 0.3}},
+        {"spinner": {"seconds": WORK_S}},
         {"blocker": {"kind": "auth", "seconds": 1.5}},
         {"spinner": {"seconds": 0.3}},
         # enough output after it that the cleared error scrolls out of what classify reads
         {"say": "\n".join(f"Re-authenticated; step {i} of 30 done." for i in range(1, 31))},
-        {"spinner": {"seconds": 0.3}},
+        {"spinner": {"seconds": WORK_S}},
         {"done": {}},
     ]},
     "ask": {"style": "claude", "steps": [
         {"say": "What should I do next?"},
         {"idle": {"id": "next"}},
-        {"spinner": {"seconds": 0.3}},
+        {"spinner": {"seconds": WORK_S}},
         {"done": {}},
     ]},
     "compile": {"style": "claude", "steps": [
@@ -153,7 +162,7 @@ def _supervise(socket: str, home: Path, tmp: Path, scripts: dict[str, dict[str, 
                 and ev.payload["observation"]["state"] == "idle"):
             human_keys["human_typed"] = ["please lint", "Enter"]
             t = threading.Timer(0.3, lambda: (_tmux(socket, "send-keys", "-t", runner.pane_id, "-l", "please lint"),
-                                              time.sleep(0.3),
+                                              time.sleep(HUMAN_TYPING_S),
                                               _tmux(socket, "send-keys", "-t", runner.pane_id, "Enter")))
             timers.append(t)
             t.start()
@@ -167,8 +176,10 @@ def _supervise(socket: str, home: Path, tmp: Path, scripts: dict[str, dict[str, 
         for name, pane in panes.items():
             runners[name] = h.sup.add_pane(pane)
         h.start()
-        retry_until(lambda: all(r.done for r in runners.values()), 90,
-                    message=lambda: "every run to end: " + ", ".join(f"{n}={r.outcome}" for n, r in runners.items()))
+        retry_until(lambda: all(r.done for r in runners.values()), RUNS_END_WITHIN_S,
+                    message=lambda: "every run to end: " + ", ".join(
+                        f"{n}={r.outcome or 'running'} (last screen {r.last_obs.state if r.last_obs else '-'}"
+                        f"{', paused' if r.state.paused else ''})" for n, r in runners.items()))
     finally:
         for t in timers:
             t.cancel()
