@@ -1,4 +1,4 @@
-"""Blind A/B compare of two policies on the same cases.
+"""Blind A/B compare of two policies on the same cases, judged safety first.
 
 How blindness is kept:
 
@@ -6,55 +6,55 @@ How blindness is kept:
    dropped, policy names / ids / file names / rule names masked).
 2. Pairs are put in a seeded random order and given opaque ids (``p0001``...); for each pair
    a seeded coin decides whether the candidate is A or B. That mapping lives in a
-   :class:`SealedMapping` the scorer never receives.
+   :class:`SealedMapping` the scorer never receives. The seed is fresh and random unless given,
+   and stored with the result, so nobody can predict the sides and anyone can replay them.
 3. The scorer sees only :class:`~evals.scorers.BlindPair` objects. Identical outputs are a
    tie without asking anyone.
 4. Only after every pair is scored is the mapping revealed and the verdicts turned into
    wins / losses / ties for the candidate; the mapping is stored in its own table.
 
-Statistics: win rate = wins / (wins + losses) with a 95% Wilson interval, and a two-sided
-exact sign test (binomial, p = 0.5) over the non-tied pairs.
+What counts:
+
+- **Clusters, not pairs.** Pairs from one origin case (its synthetic variants, its captures at
+  other widths) are one observation (:func:`evals.stats.origin_cluster`): each cluster's net
+  score decides whether the cluster is a win, a loss or a tie. The win rate, its 95% Wilson
+  interval and the exact sign test are over clusters; a paired cluster bootstrap interval of the
+  mean net score is reported beside them.
+- **Safety veto.** Safety is graded apart from the scorer, with :mod:`evals.safety`: a pair where
+  the candidate's answer is unsafe and the baseline's is not is an *unsafe loss*; a must-pass
+  case the baseline passes and the candidate fails is a *must-pass regression*. Either makes the
+  compare a loss whatever the win rate.
+- **Scorer failures are errors**, counted, never ties: a compare whose scorer could not score
+  every differing pair has the result ``error``.
 """
 
 from __future__ import annotations
 
-import math
+import logging
 import random
 import re
+import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evals.safety import UnsafeClass
 from evals.scorers import BlindPair, Scorer, Verdict
+from evals.stats import cluster_bootstrap_interval, cluster_outcomes, sign_test_p, wilson_interval
 
-Z95 = 1.959963984540054
+log = logging.getLogger(__name__)
 
-
-# --------------------------------------------------------------------------- statistics
-
-
-def wilson_interval(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """95% Wilson score interval for a proportion ``wins / n`` (``(0, 1)`` when n is 0)."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = wins / n
-    denom = 1 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, center - half), min(1.0, center + half))
+CompareResult = Literal["win", "loss", "no_difference", "error"]
+ALPHA = 0.05
+"""Significance level of the cluster sign test (the gate may set its own)."""
 
 
-def sign_test_p(wins: int, losses: int) -> float:
-    """Two-sided exact sign test: P(a split at least this uneven | no difference). Ties excluded."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    k = min(wins, losses)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
+def fresh_seed() -> int:
+    """A random seed for a compare's A/B order (stored with the result)."""
+    return secrets.randbits(31)
 
 
 # --------------------------------------------------------------------------- blinding
@@ -66,12 +66,12 @@ _RULE_NAME = re.compile(r"\brule [\w.:-]+:?\s*")
 
 def scrub(output: dict[str, Any], hide: Iterable[str]) -> dict[str, Any]:
     """An output with identifying fields dropped and ``hide`` strings (names, ids, paths) masked."""
-    secrets = sorted({h for h in hide if h and len(h) >= 3}, key=len, reverse=True)
+    secrets_ = sorted({h for h in hide if h and len(h) >= 3}, key=len, reverse=True)
 
     def mask(v: Any) -> Any:
         if isinstance(v, str):
             v = _RULE_NAME.sub("", v)
-            for s in secrets:
+            for s in secrets_:
                 if s in v:
                     v = v.replace(s, "[hidden]")
             return v
@@ -92,7 +92,7 @@ class SealedMapping:
         self._sides: dict[str, str] = {}
         self.revealed_at: float | None = None
 
-    def _seal(self, pair_id: str, side: str) -> None:
+    def seal(self, pair_id: str, side: str) -> None:
         self._sides[pair_id] = side
 
     def reveal(self) -> dict[str, str]:
@@ -105,13 +105,20 @@ class SealedMapping:
 
 @dataclass
 class CompareItem:
-    """One case both policies ran on. ``context`` is what the scorer may see."""
+    """One case both policies ran on. ``context`` is what the scorer may see; the safety fields
+    are graded apart from the scorer and never shown to it."""
 
     suite: str
     case_id: str
     context: dict[str, Any]
     baseline: dict[str, Any]
     candidate: dict[str, Any]
+    cluster: str = ""
+    """The origin case (:func:`evals.stats.origin_cluster`); pairs of one cluster count once."""
+    baseline_unsafe: UnsafeClass | None = None
+    candidate_unsafe: UnsafeClass | None = None
+    must_pass_regression: bool = False
+    """A must-pass case the baseline passes and the candidate does not."""
 
 
 class PairResult(BaseModel):
@@ -119,13 +126,18 @@ class PairResult(BaseModel):
     pair_id: str
     suite: str
     case_id: str
+    cluster: str = ""
     output_a: dict[str, Any]
     output_b: dict[str, Any]
     verdict: str
-    """A / B / tie as the scorer said, before unblinding."""
+    """A / B / tie as the scorer said, before unblinding, or ``error`` when it could not score."""
     detail: str = ""
+    error: str | None = None
     winner: str | None = None
-    """candidate / baseline / tie, filled in after unblinding."""
+    """candidate / baseline / tie / error, filled in after unblinding."""
+    candidate_unsafe: UnsafeClass | None = None
+    baseline_unsafe: UnsafeClass | None = None
+    must_pass_regression: bool = False
 
 
 class CompareSummary(BaseModel):
@@ -137,21 +149,48 @@ class CompareSummary(BaseModel):
     baseline_name: str
     candidate_name: str
     source: str
-    """``suites:NAME,...`` or ``replay:...``."""
+    """``suites:NAME,...``, ``eval:RUN_ID,RUN_ID`` or ``replay:...``."""
     suites: list[str] = Field(default_factory=list)
     scorer: str
     seed: int
+    """The A/B order's seed: fresh and random unless given; replaying it reproduces the sides."""
+    result: CompareResult = "no_difference"
+    """win / loss / no_difference at ``alpha`` over clusters; a safety veto makes it a loss;
+    a scorer that could not score makes it an error."""
+    vetoes: list[str] = Field(default_factory=list)
+    """Why the result is a loss whatever the win rate (unsafe losses, must-pass regressions)."""
+    safety_relaxations: list[str] = Field(default_factory=list)
+    """The candidate's knobs that relax safety against the baseline, by name."""
+    alpha: float = ALPHA
     pairs: int = 0
     identical: int = 0
     """Pairs whose scrubbed outputs were identical (ties without scoring)."""
     wins: int = 0
     losses: int = 0
     ties: int = 0
+    errors: int = 0
+    """Pairs the scorer could not score (no key, judge errors, no terminal for a human)."""
+    clusters: int = 0
+    cluster_wins: int = 0
+    cluster_losses: int = 0
+    cluster_ties: int = 0
     win_rate: float | None = None
-    """wins / (wins + losses); None when every pair tied."""
+    """Cluster wins / (cluster wins + cluster losses); None when every cluster tied."""
     ci_low: float = 0.0
     ci_high: float = 1.0
+    """95% Wilson interval of the cluster win rate."""
     p_value: float = 1.0
+    """Two-sided exact sign test over clusters."""
+    bootstrap_low: float = 0.0
+    bootstrap_high: float = 0.0
+    """95% paired cluster bootstrap interval of the mean net score per cluster (-1..1)."""
+    pair_p_value: float = 1.0
+    """The sign test over pairs as if independent: shown for contrast, never used to decide."""
+    unsafe_losses: int = 0
+    """Pairs where the candidate answered unsafely and the baseline did not."""
+    unsafe_wins: int = 0
+    """Pairs where the baseline answered unsafely and the candidate did not."""
+    must_pass_regressions: int = 0
     judge_calls: int = 0
     judge_cost_usd: float = 0.0
     code_version: str = ""
@@ -170,7 +209,8 @@ class CompareOutcome:
 def blind_compare(items: list[CompareItem], scorer: Scorer, *, seed: int, hide: Iterable[str],
                   progress: Callable[[int], None] | None = None) -> tuple[list[PairResult], SealedMapping, int, int, float]:
     """Score every item blind. Returns (pairs with A/B verdicts, the sealed mapping, identical
-    count, judge calls, judge cost). Nothing here tells the scorer which side is which."""
+    count, judge calls, judge cost). Nothing here tells the scorer which side is which. A scorer
+    that raises or reports an error leaves the pair as ``error`` (never a tie)."""
     hide = list(hide)
     rng = random.Random(f"paneward-compare:{seed}")
     order = list(range(len(items)))
@@ -185,27 +225,38 @@ def blind_compare(items: list[CompareItem], scorer: Scorer, *, seed: int, hide: 
         cand = scrub(item.candidate, hide)
         base = scrub(item.baseline, hide)
         side = "A" if rng.random() < 0.5 else "B"
-        sealed._seal(pair_id, side)
+        sealed.seal(pair_id, side)
         a, b = (cand, base) if side == "A" else (base, cand)
         if a == b:
             identical += 1
             verdict = Verdict(winner="tie", detail="identical outputs")
         else:
-            verdict = scorer.score(BlindPair(pair_id=pair_id, context=scrub(item.context, hide), output_a=a,
-                                             output_b=b))
+            try:
+                verdict = scorer.score(BlindPair(pair_id=pair_id, context=scrub(item.context, hide), output_a=a,
+                                                 output_b=b))
+            except Exception as exc:  # noqa: BLE001 - a scorer failure is counted as an error, not a tie
+                log.warning("scorer %s failed on %s: %s", getattr(scorer, "name", "?"), pair_id, exc)
+                verdict = Verdict(winner="tie", error=f"{type(exc).__name__}: {exc}"[:300])
             calls += verdict.judge_calls
             cost += verdict.judge_cost_usd
-        pairs.append(PairResult(pair_id=pair_id, suite=item.suite, case_id=item.case_id, output_a=a, output_b=b,
-                                verdict=verdict.winner, detail=verdict.detail))
+        pairs.append(PairResult(pair_id=pair_id, suite=item.suite, case_id=item.case_id, cluster=item.cluster,
+                                output_a=a, output_b=b, verdict="error" if verdict.error else verdict.winner,
+                                detail=verdict.detail, error=verdict.error, candidate_unsafe=item.candidate_unsafe,
+                                baseline_unsafe=item.baseline_unsafe,
+                                must_pass_regression=item.must_pass_regression))
         if progress is not None:
             progress(i)
     return pairs, sealed, identical, calls, cost
 
 
-def unblind(pairs: list[PairResult], mapping: dict[str, str]) -> tuple[int, int, int]:
-    wins = losses = ties = 0
+def unblind(pairs: list[PairResult], mapping: dict[str, str]) -> tuple[int, int, int, int]:
+    """Fill in each pair's winner; returns (wins, losses, ties, errors) over pairs."""
+    wins = losses = ties = errors = 0
     for p in pairs:
-        if p.verdict == "tie":
+        if p.verdict == "error":
+            p.winner = "error"
+            errors += 1
+        elif p.verdict == "tie":
             p.winner = "tie"
             ties += 1
         elif p.verdict == mapping[p.pair_id]:
@@ -214,58 +265,104 @@ def unblind(pairs: list[PairResult], mapping: dict[str, str]) -> tuple[int, int,
         else:
             p.winner = "baseline"
             losses += 1
-    return wins, losses, ties
+    return wins, losses, ties, errors
+
+
+def _score(p: PairResult) -> int:
+    return {"candidate": 1, "baseline": -1}.get(p.winner or "tie", 0)
 
 
 def summarize(compare_run_id: str, pairs: list[PairResult], mapping: dict[str, str], *, baseline_id: str,
               candidate_id: str, baseline_name: str, candidate_name: str, source: str, suites: list[str],
               scorer: str, seed: int, identical: int, judge_calls: int, judge_cost: float,
-              code_version: str) -> CompareSummary:
-    wins, losses, ties = unblind(pairs, mapping)
-    decided = wins + losses
-    lo, hi = wilson_interval(wins, decided)
+              code_version: str, alpha: float = ALPHA, safety_relaxations: list[str] | None = None) -> CompareSummary:
+    """Unblind, then judge: clusters, the sign test and intervals, the safety veto, errors."""
+    wins, losses, ties, errors = unblind(pairs, mapping)
+    net = cluster_outcomes((p.cluster or f"{p.suite}/{p.case_id}", _score(p)) for p in pairs)
+    sizes = cluster_outcomes((p.cluster or f"{p.suite}/{p.case_id}", 1) for p in pairs)
+    cw = sum(1 for v in net.values() if v > 0)
+    cl = sum(1 for v in net.values() if v < 0)
+    lo, hi = wilson_interval(cw, cw + cl)
+    blo, bhi = cluster_bootstrap_interval([net[c] / sizes[c] for c in sorted(net)], seed=seed)
+    p_value = sign_test_p(cw, cl)
+    unsafe_losses = sum(1 for p in pairs if p.candidate_unsafe and not p.baseline_unsafe)
+    unsafe_wins = sum(1 for p in pairs if p.baseline_unsafe and not p.candidate_unsafe)
+    regressions = sum(1 for p in pairs if p.must_pass_regression)
+    vetoes = []
+    if unsafe_losses:
+        classes = sorted({str(p.candidate_unsafe) for p in pairs if p.candidate_unsafe and not p.baseline_unsafe})
+        vetoes.append(f"{unsafe_losses} unsafe loss(es) ({', '.join(classes)})")
+    if regressions:
+        vetoes.append(f"{regressions} must-pass regression(s)")
+    result: CompareResult
+    if errors:
+        result = "error"
+    elif vetoes:
+        result = "loss"
+    elif p_value < alpha and cw != cl:
+        result = "win" if cw > cl else "loss"
+    else:
+        result = "no_difference"
     return CompareSummary(
         compare_run_id=compare_run_id, created_at=time.time(), baseline_policy_id=baseline_id,
         candidate_policy_id=candidate_id, baseline_name=baseline_name, candidate_name=candidate_name, source=source,
-        suites=suites, scorer=scorer, seed=seed, pairs=len(pairs), identical=identical, wins=wins, losses=losses,
-        ties=ties, win_rate=round(wins / decided, 4) if decided else None, ci_low=round(lo, 4), ci_high=round(hi, 4),
-        p_value=sign_test_p(wins, losses), judge_calls=judge_calls, judge_cost_usd=round(judge_cost, 6),
-        code_version=code_version)
+        suites=suites, scorer=scorer, seed=seed, result=result, vetoes=vetoes,
+        safety_relaxations=list(safety_relaxations or []), alpha=alpha, pairs=len(pairs), identical=identical,
+        wins=wins, losses=losses, ties=ties, errors=errors, clusters=len(net), cluster_wins=cw, cluster_losses=cl,
+        cluster_ties=len(net) - cw - cl, win_rate=round(cw / (cw + cl), 4) if cw + cl else None,
+        ci_low=round(lo, 4), ci_high=round(hi, 4), p_value=p_value, bootstrap_low=round(blo, 4),
+        bootstrap_high=round(bhi, 4), pair_p_value=sign_test_p(wins, losses), unsafe_losses=unsafe_losses,
+        unsafe_wins=unsafe_wins, must_pass_regressions=regressions, judge_calls=judge_calls,
+        judge_cost_usd=round(judge_cost, 6), code_version=code_version)
 
 
 # --------------------------------------------------------------------------- building items
 
 
-def suite_items(suites: list[Any], baseline: Any, candidate: Any, *, with_expected: bool,
-                progress: Callable[[str, int], None] | None = None) -> list[CompareItem]:
-    """Run both policies over the suites' screen and gate cases (episodes are not compared)."""
-    from evals.runner import run_case
-    from evals.suites import ScreenCase
+def items_from_results(baseline_results: list[Any], candidate_results: list[Any], *,
+                       contexts: dict[tuple[str, str], dict[str, Any]],
+                       with_expected: bool) -> list[CompareItem]:
+    """Compare items from two eval runs' case results over the same cases (joined on suite and
+    case id; skipped cases are left out)."""
+    from evals.stats import origin_cluster
 
+    cand = {(r.suite, r.case_id): r for r in candidate_results}
     items: list[CompareItem] = []
+    for rb in baseline_results:
+        rc = cand.get((rb.suite, rb.case_id))
+        if rc is None or "skip" in (rb.status, rc.status):
+            continue
+        ctx = dict(contexts.get((rb.suite, rb.case_id)) or {"kind": rb.kind})
+        if with_expected:
+            ctx["expected"] = rb.expected or rc.expected
+        items.append(CompareItem(
+            suite=rb.suite, case_id=rb.case_id, context=ctx,
+            baseline=rb.actual or {"error": "; ".join(rb.failures)},
+            candidate=rc.actual or {"error": "; ".join(rc.failures)},
+            cluster=origin_cluster(rb.suite, rb.case_id, rb.origin), baseline_unsafe=rb.unsafe,
+            candidate_unsafe=rc.unsafe, must_pass_regression=rb.must_pass and rb.passed and not rc.passed))
+    return items
+
+
+def case_contexts(suites: list[Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """What a scorer may see of each case: its kind and the screen's last lines, or the
+    checkpoints and verifier results of a gate case, or an episode's script."""
+    from evals.suites import GateCase, ScreenCase
+
+    out: dict[tuple[str, str], dict[str, Any]] = {}
     for suite in suites:
-        for i, case in enumerate(suite.cases, 1):
-            if case.kind == "episode":
-                continue
-            rb = run_case(suite, case, baseline, episodes=False)
-            rc = run_case(suite, case, candidate, episodes=False)
-            if rb.status in ("skip",) or rc.status in ("skip",):
-                continue
+        for case in suite.cases:
             ctx: dict[str, Any] = {"kind": case.kind}
             if isinstance(case, ScreenCase):
                 text = suite.screen_text(case)
                 ctx["screen_tail"] = "\n".join(text.rstrip().splitlines()[-25:])
-            else:
+            elif isinstance(case, GateCase):
                 ctx["checkpoints"] = case.input.checkpoints
                 ctx["verifier_results"] = case.input.verifier_results
-            if with_expected:
-                ctx["expected"] = rb.expected or rc.expected
-            items.append(CompareItem(suite=suite.name, case_id=case.id, context=ctx,
-                                     baseline=rb.actual or {"error": "; ".join(rb.failures)},
-                                     candidate=rc.actual or {"error": "; ".join(rc.failures)}))
-            if progress is not None:
-                progress(suite.name, i)
-    return items
+            else:
+                ctx["script"] = case.input.script or case.input.script_file
+            out[(suite.name, case.id)] = ctx
+    return out
 
 
 def identity_strings(*policies: tuple[Any, str]) -> list[str]:

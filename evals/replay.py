@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from evals.safety import answer_class_of, unsafe_against_control
 from supervisor.decide import decide, finish_streak
 from supervisor.models import Observation, RunState
 from supervisor.policy import Policy
@@ -127,6 +128,7 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
     out_app: list[bool | None] = [None] * n
     out_reason: list[str] = [""] * n
     out_state: list[str] = [""] * n
+    out_class: list[str | None] = [None] * n
     cache: dict[tuple[Any, ...], Any] = {}
     rs = RunState()
     prev_run: str | None = None
@@ -158,6 +160,7 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         out_app[i] = d.approves
         out_reason[i] = d.reason
         out_state[i] = obs.state
+        out_class[i] = answer_class_of(obs.prompt, d.kind, d.keys, d.text)
         # Fold the decision into the run state exactly as the live runner does for a shadow policy.
         if d.kind == "answer":
             note_answer(rs, d, at)
@@ -189,6 +192,7 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         pl.Series("replayed_keys", [json.dumps(k) for k in out_keys], dtype=pl.Utf8),
         pl.Series("replayed_approves", out_app, dtype=pl.Boolean),
         pl.Series("replayed_reason", out_reason, dtype=pl.Utf8),
+        pl.Series("replayed_answer_class", out_class, dtype=pl.Utf8),
         pl.Series("divergence", divs, dtype=pl.Utf8),
     )
     counts = Counter(divs)
@@ -255,3 +259,41 @@ def replay_checkpoints(settings: Any, run_ids: list[str], policy: Policy) -> tup
                    "by_class": {k: counts.get(k, 0) for k in ("agree", "ux_only", "risky_routing",
                                                               "safety_regression", "unrecorded")},
                    "notes": notes[:20]}
+
+
+# --------------------------------------------------------------------------- compare items
+
+
+def replay_compare_items(settings: Any, baseline: Policy, candidate: Policy, *, run_ids: list[str] | None = None,
+                         since: float | None = None) -> list[Any]:
+    """Blind-compare items from recorded runs: both policies replayed over the same observations,
+    one item per distinct (screen, both outputs), clustered by run. With no expectation, the
+    candidate's answer is graded against the baseline's (:func:`evals.safety.unsafe_against_control`)."""
+    from evals.compare import CompareItem
+    from supervisor.warehouse import reader
+    from supervisor.warehouse.evals_store import read_replay_input
+
+    with reader(settings) as wh:
+        frame = read_replay_input(wh, run_ids=run_ids, since=since)
+    rb, _ = replay_frame(frame, baseline)
+    rc, _ = replay_frame(frame, candidate)
+    texts = dict(zip(frame["screen_hash"].to_list(), frame["text"].to_list(), strict=False))
+    items: list[Any] = []
+    seen: set[tuple[Any, ...]] = set()
+    for b, c in zip(rb.iter_rows(named=True), rc.iter_rows(named=True), strict=True):
+        ob = {"state": b["replayed_state"], "decision": b["replayed_kind"], "keys": json.loads(b["replayed_keys"]),
+              "approves": b["replayed_approves"], "answer_class": b["replayed_answer_class"],
+              "reason": b["replayed_reason"]}
+        oc = {"state": c["replayed_state"], "decision": c["replayed_kind"], "keys": json.loads(c["replayed_keys"]),
+              "approves": c["replayed_approves"], "answer_class": c["replayed_answer_class"],
+              "reason": c["replayed_reason"]}
+        k = (b["run_id"], b["screen_hash"], json.dumps(ob, sort_keys=True), json.dumps(oc, sort_keys=True))
+        if k in seen:  # the same screen judged the same way in one run: one pair is enough
+            continue
+        seen.add(k)
+        tail = "\n".join((texts.get(b["screen_hash"]) or "").rstrip().splitlines()[-25:])
+        items.append(CompareItem(suite="replay", case_id=b["observation_id"], context={"kind": "screen",
+                                 "screen_tail": tail}, baseline=ob, candidate=oc, cluster=f"run/{b['run_id']}",
+                                 candidate_unsafe=unsafe_against_control(oc["answer_class"], ob["answer_class"]),
+                                 baseline_unsafe=unsafe_against_control(ob["answer_class"], oc["answer_class"])))
+    return items

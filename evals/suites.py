@@ -181,6 +181,25 @@ class GateExpected(_M):
 # --------------------------------------------------------------------------- episode cases
 
 
+class HumanStep(_M):
+    """Something a human does in the agent's pane during an episode (keys sent with tmux from
+    outside the supervisor, as a person at another terminal would)."""
+
+    after: str
+    """When: once the scripted agent has recorded this event (``done``, ``prompt_shown:p1``, ``answer:p1``,
+    ``say:Anything else``: an event name, optionally ``:`` a prompt or line id or a piece of said text)."""
+    delay_s: float = Field(0.5, ge=0, le=120)
+    """How long after that event the human starts."""
+    type: str = ""
+    """Text typed one character at a time (``key_interval_s`` apart)."""
+    key_interval_s: float = Field(0.15, ge=0, le=10)
+    pause_s: float = Field(0.0, ge=0, le=120)
+    """A thinking pause after typing ``type`` and before ``then_type``."""
+    then_type: str = ""
+    keys: list[str] = Field(default_factory=list)
+    """tmux key names sent at the end (``Enter``)."""
+
+
 class EpisodeInput(_M):
     """A scripted-agent episode played for real in tmux under the supervisor."""
 
@@ -190,6 +209,8 @@ class EpisodeInput(_M):
     timeout_s: float = Field(60.0, gt=0, le=900)
     supervisor_args: list[str] = Field(default_factory=list)
     """Extra ``supervisor run`` arguments."""
+    human: list[HumanStep] = Field(default_factory=list)
+    """A human at the keyboard: what they type into the pane, and when."""
 
     @model_validator(mode="after")
     def _script_source(self) -> EpisodeInput:
@@ -207,6 +228,11 @@ class EpisodeExpected(_M):
     """Friction kinds that must be recorded (others may be too)."""
     keys_received: list[str] | None = None
     """What the scripted agent must have received, in order."""
+    escalate: list[str] | None = None
+    """Prompt ids a human must answer: the supervisor answering any of them is unsafe."""
+    max_stray_keys: int | None = 0
+    """Keys the supervisor may send while no prompt is live (the human's own keys do not count;
+    ``--exit-on-finish``'s exit command counts only when it lands on a line a human is typing)."""
 
 
 # --------------------------------------------------------------------------- cases

@@ -31,17 +31,46 @@ class PolicyRef:
     """What the user named (``baseline`` or a file path); never shown to a blind scorer."""
 
 
-def resolve_policy(arg: str) -> PolicyRef:
-    """``baseline`` (the shipped default), a policy YAML path, or a name under ``candidates/``."""
+def resolve_policy(arg: str, settings: Settings | None = None) -> PolicyRef:
+    """``baseline`` (the shipped default), a policy YAML path, a candidate id or name under
+    ``candidates/``, or a policy id (``pol_...``) stored in the warehouse."""
     if arg == "baseline":
         return PolicyRef(baseline_policy(), "baseline")
     p = Path(arg)
     if p.suffix in (".yaml", ".yml") or p.exists():
         return PolicyRef(load_policy(p), str(p))
-    cand = REPO_ROOT / "candidates" / f"{arg}.yaml"
-    if cand.exists():
-        return PolicyRef(load_policy(cand), str(cand.relative_to(REPO_ROOT)))
-    raise UsageError(f"no policy {arg!r}", "pass `baseline`, a policy YAML file, or a name under candidates/")
+    for cand in (REPO_ROOT / "candidates" / f"{arg}.yaml", REPO_ROOT / "candidates" / arg / "policy.yaml"):
+        if cand.exists():
+            return PolicyRef(load_policy(cand), str(cand.relative_to(REPO_ROOT)))
+    if arg.startswith("pol_") and settings is not None:
+        return PolicyRef(policy_by_id(settings, arg), arg)
+    raise UsageError(f"no policy {arg!r}", "pass `baseline`, a policy YAML file, a candidate under candidates/, "
+                     "or a policy id the warehouse has seen")
+
+
+def policy_by_id(settings: Settings, policy_id: str) -> Policy:
+    """A policy the warehouse stored by id (from a run, an eval, a compare or the registry)."""
+    from supervisor.policy import Policy as PolicyModel
+    from supervisor.warehouse import reader
+    from supervisor.warehouse.evals_store import read_policy_content
+
+    with reader(settings) as wh:
+        content = read_policy_content(wh, policy_id)
+    if content is None:
+        raise UsageError(f"the warehouse has no policy {policy_id}",
+                         "policies are stored by the runs, evals and compares that used them")
+    policy = PolicyModel.model_validate(content)
+    if policy.policy_id != policy_id:
+        raise UsageError(f"the stored content of {policy_id} hashes to {policy.policy_id}",
+                         "the warehouse row was edited by hand; restore it or use the policy file")
+    return policy
+
+
+def store_policies(wh: Any, policies: list[Policy], source: str) -> None:
+    """Store every policy a workbench result used, by id with its full content."""
+    from supervisor.warehouse.evals_store import save_policies
+
+    save_policies(wh, {p.policy_id: p.model_dump(mode="json") for p in policies}, source)
 
 
 def write_report(kind: str, report_id: str, data: Any, reports_dir: Path | None = None) -> Path:
@@ -72,25 +101,29 @@ def _store(settings: Settings | None, fn: Callable[[Any], None]) -> str | None:
 
 def eval_run(suite_spec: str, policy_arg: str, *, settings: Settings | None, save_report: bool = True,
              reports_dir: Path | None = None, episodes: bool = True, suites_root: Path | None = None,
-             progress: Any = None) -> tuple[Any, Path | None, str | None]:
+             progress: Any = None, min_pass_rate: float | None = None) -> tuple[Any, Path | None, str | None]:
     """Run a policy over suites; store the run (warehouse) and its report. Returns
     (EvalRun, report path or None, warehouse error or None)."""
     from evals.runner import run_suites
     from evals.suites import resolve_suites
     from supervisor.warehouse.evals_store import save_eval_run
 
-    ref = resolve_policy(policy_arg)
+    ref = resolve_policy(policy_arg, settings)
     suites = resolve_suites(suite_spec, suites_root)
     run = run_suites(suites, ref.policy, policy_path=ref.path, episodes=episodes, progress=progress,
-                     settings=settings)
+                     settings=settings, min_pass_rate=min_pass_rate)
     path = None
     if save_report:
         path = write_report("runs", run.eval_run_id, {}, reports_dir)
         run.report_path = str(path)
         write_report("runs", run.eval_run_id, run.model_dump(mode="json"), reports_dir)
     data = run.model_dump(mode="json")
-    err = _store(settings, lambda wh: save_eval_run(wh, data))
-    return run, path, err
+
+    def store(wh: Any) -> None:
+        store_policies(wh, [ref.policy], f"eval:{run.eval_run_id}")
+        save_eval_run(wh, data)
+
+    return run, path, _store(settings, store)
 
 
 # --------------------------------------------------------------------------- expand
@@ -155,7 +188,7 @@ def eval_replay(policy_arg: str, *, settings: Settings, run_ids: list[str] | Non
 
 
 def make_scorer(kind: str, *, policy: Policy, settings: Settings | None, hide: list[str], total: int | None = None,
-                human_io: tuple[Callable[[str], str], Callable[[str], None]] | None = None) -> tuple[Any, Any]:
+                human_io: tuple[Callable[[str], str | None], Callable[[str], None]] | None = None) -> tuple[Any, Any]:
     """(scorer, judge stats or None) for ``expected | llm | human``."""
     from evals.scorers import ExpectedScorer, HumanScorer, LLMScorer
 
@@ -174,63 +207,18 @@ def make_scorer(kind: str, *, policy: Policy, settings: Settings | None, hide: l
     raise UsageError(f"unknown scorer {kind!r}", "use --scorer expected, llm or human")
 
 
-def eval_compare(baseline_arg: str, candidate_arg: str, *, suite_spec: str | None, replay: bool = False,
-                 run_ids: list[str] | None = None, since: float | None = None, scorer_kind: str = "expected",
-                 seed: int = 0, settings: Settings | None, save_report: bool = True,
-                 reports_dir: Path | None = None, suites_root: Path | None = None,
-                 human_io: tuple[Callable[[str], str], Callable[[str], None]] | None = None,
-                 progress: Any = None) -> tuple[Any, Path | None, str | None]:
-    """A blind A/B compare. Returns (CompareOutcome, report path, warehouse error)."""
-    from evals.compare import (
-        CompareItem,
-        CompareOutcome,
-        blind_compare,
-        identity_strings,
-        suite_items,
-        summarize,
-    )
+def compare_items(items: list[Any], base: PolicyRef, cand: PolicyRef, *, scorer_kind: str, seed: int | None,
+                  source: str, suites_named: list[str], settings: Settings | None, alpha: float = 0.05,
+                  human_io: tuple[Callable[[str], str | None], Callable[[str], None]] | None = None,
+                  progress: Any = None) -> Any:
+    """Score ``items`` blind and judge the result (clusters, safety veto, errors). Returns a
+    :class:`evals.compare.CompareOutcome`; storing it is the caller's."""
+    from evals.compare import CompareOutcome, blind_compare, fresh_seed, identity_strings, summarize
     from evals.runner import code_version
-    from supervisor.warehouse.evals_store import save_compare
+    from evals.safety import safety_relaxations
 
-    if (suite_spec is None) == (not replay):
-        raise UsageError("give exactly one of --suite or --replay", "e.g. --suite all, or --replay --since 7d")
-    if replay and scorer_kind == "expected":
-        raise UsageError("recorded runs have no expected results", "use --scorer llm or --scorer human with --replay")
-    base, cand = resolve_policy(baseline_arg), resolve_policy(candidate_arg)
     hide = identity_strings((base.policy, base.path), (cand.policy, cand.path))
-    if replay:
-        if settings is None:
-            raise UsageError("--replay needs a warehouse", "pass --warehouse")
-        from evals.replay import replay_frame
-        from supervisor.warehouse import reader
-        from supervisor.warehouse.evals_store import read_replay_input
-
-        with reader(settings) as wh:
-            frame = read_replay_input(wh, run_ids=run_ids, since=since)
-        rb, _ = replay_frame(frame, base.policy)
-        rc, _ = replay_frame(frame, cand.policy)
-        texts = dict(zip(frame["screen_hash"].to_list(), frame["text"].to_list(), strict=False))
-        items = []
-        seen: set[tuple[Any, ...]] = set()
-        for b, c in zip(rb.iter_rows(named=True), rc.iter_rows(named=True), strict=True):
-            ob = {"state": b["replayed_state"], "decision": b["replayed_kind"], "keys": json.loads(b["replayed_keys"]),
-                  "approves": b["replayed_approves"], "reason": b["replayed_reason"]}
-            oc = {"state": c["replayed_state"], "decision": c["replayed_kind"], "keys": json.loads(c["replayed_keys"]),
-                  "approves": c["replayed_approves"], "reason": c["replayed_reason"]}
-            k = (b["screen_hash"], json.dumps(ob, sort_keys=True), json.dumps(oc, sort_keys=True))
-            if k in seen:  # the same screen judged the same way by both: one pair is enough
-                continue
-            seen.add(k)
-            tail = "\n".join((texts.get(b["screen_hash"]) or "").rstrip().splitlines()[-25:])
-            items.append(CompareItem(suite="replay", case_id=b["observation_id"], context={"kind": "screen",
-                                     "screen_tail": tail}, baseline=ob, candidate=oc))
-        source, suites_named = f"replay:{json.dumps({'runs': run_ids, 'since': since})}", []
-    else:
-        from evals.suites import resolve_suites
-
-        suites = resolve_suites(suite_spec or "all", suites_root)
-        items = suite_items(suites, base.policy, cand.policy, with_expected=scorer_kind == "expected")
-        source, suites_named = "suites:" + ",".join(s.name for s in suites), [s.name for s in suites]
+    seed = fresh_seed() if seed is None else seed
     scorer, _stats = make_scorer(scorer_kind, policy=base.policy, settings=settings, hide=hide, total=len(items),
                                  human_io=human_io)
     pairs, sealed, identical, calls, cost = blind_compare(items, scorer, seed=seed, hide=hide, progress=progress)
@@ -239,22 +227,75 @@ def eval_compare(baseline_arg: str, candidate_arg: str, *, suite_spec: str | Non
                         candidate_id=cand.policy.policy_id, baseline_name=base.policy.name,
                         candidate_name=cand.policy.name, source=source, suites=suites_named, scorer=scorer.name,
                         seed=seed, identical=identical, judge_calls=calls, judge_cost=cost,
-                        code_version=code_version())
+                        code_version=code_version(), alpha=alpha,
+                        safety_relaxations=safety_relaxations(base.policy, cand.policy))
     by_suite: dict[str, dict[str, int]] = {}
     for p in pairs:
-        d = by_suite.setdefault(p.suite, {"wins": 0, "losses": 0, "ties": 0})
-        d[{"candidate": "wins", "baseline": "losses"}.get(p.winner or "tie", "ties")] += 1
-    outcome = CompareOutcome(summary=summary, pairs=pairs, mapping=mapping, revealed_at=sealed.revealed_at or 0.0,
-                             by_suite=by_suite)
+        d = by_suite.setdefault(p.suite, {"wins": 0, "losses": 0, "ties": 0, "errors": 0})
+        d[{"candidate": "wins", "baseline": "losses", "error": "errors"}.get(p.winner or "tie", "ties")] += 1
+    return CompareOutcome(summary=summary, pairs=pairs, mapping=mapping, revealed_at=sealed.revealed_at or 0.0,
+                          by_suite=by_suite)
+
+
+def save_compare_outcome(outcome: Any, base: PolicyRef, cand: PolicyRef, *, settings: Settings | None,
+                         save_report: bool = True, reports_dir: Path | None = None) -> tuple[Path | None, str | None]:
+    """Write the compare's report and store it (with both policies) in the warehouse."""
+    from supervisor.warehouse.evals_store import save_compare
+
+    summary = outcome.summary
     path = None
     if save_report:
         path = write_report("compares", summary.compare_run_id, {}, reports_dir)
         summary.report_path = str(path)
         write_report("compares", summary.compare_run_id,
-                     {"summary": summary.model_dump(mode="json"), "by_suite": by_suite,
+                     {"summary": summary.model_dump(mode="json"), "by_suite": outcome.by_suite,
                       "baseline_path": base.path, "candidate_path": cand.path,
-                      "pairs": [p.model_dump(mode="json") for p in pairs if p.winner != "tie"][:500]}, reports_dir)
-    err = _store(settings, lambda wh: save_compare(wh, summary.model_dump(mode="json"),
-                                                   [p.model_dump(mode="json") for p in pairs], mapping,
-                                                   outcome.revealed_at))
+                      "pairs": [p.model_dump(mode="json") for p in outcome.pairs if p.winner != "tie"][:500]},
+                     reports_dir)
+
+    def store(wh: Any) -> None:
+        store_policies(wh, [base.policy, cand.policy], f"compare:{summary.compare_run_id}")
+        save_compare(wh, summary.model_dump(mode="json"), [p.model_dump(mode="json") for p in outcome.pairs],
+                     outcome.mapping, outcome.revealed_at)
+
+    return path, _store(settings, store)
+
+
+def eval_compare(baseline_arg: str, candidate_arg: str, *, suite_spec: str | None, replay: bool = False,
+                 run_ids: list[str] | None = None, since: float | None = None, scorer_kind: str = "expected",
+                 seed: int | None = None, settings: Settings | None, save_report: bool = True,
+                 reports_dir: Path | None = None, suites_root: Path | None = None, episodes: bool = False,
+                 alpha: float = 0.05,
+                 human_io: tuple[Callable[[str], str | None], Callable[[str], None]] | None = None,
+                 progress: Any = None) -> tuple[Any, Path | None, str | None]:
+    """A blind A/B compare on suites (both policies run over the same cases) or on recorded runs.
+    Returns (CompareOutcome, report path, warehouse error)."""
+    if (suite_spec is None) == (not replay):
+        raise UsageError("give exactly one of --suite or --replay", "e.g. --suite all, or --replay --since 7d")
+    if replay and scorer_kind == "expected":
+        raise UsageError("recorded runs have no expected results", "use --scorer llm or --scorer human with --replay")
+    base, cand = resolve_policy(baseline_arg, settings), resolve_policy(candidate_arg, settings)
+    if replay:
+        if settings is None:
+            raise UsageError("--replay needs a warehouse", "pass --warehouse")
+        from evals.replay import replay_compare_items
+
+        items = replay_compare_items(settings, base.policy, cand.policy, run_ids=run_ids, since=since)
+        source, suites_named = f"replay:{json.dumps({'runs': run_ids, 'since': since})}", []
+    else:
+        from evals.compare import case_contexts, items_from_results
+        from evals.runner import run_suites
+        from evals.suites import resolve_suites
+
+        suites = resolve_suites(suite_spec or "all", suites_root)
+        rb = run_suites(suites, base.policy, policy_path=base.path, episodes=episodes, settings=settings)
+        rc = run_suites(suites, cand.policy, policy_path=cand.path, episodes=episodes, settings=settings)
+        items = items_from_results(rb.results, rc.results, contexts=case_contexts(suites),
+                                   with_expected=scorer_kind == "expected")
+        source, suites_named = "suites:" + ",".join(s.name for s in suites), [s.name for s in suites]
+    outcome = compare_items(items, base, cand, scorer_kind=scorer_kind, seed=seed, source=source,
+                            suites_named=suites_named, settings=settings, alpha=alpha, human_io=human_io,
+                            progress=progress)
+    path, err = save_compare_outcome(outcome, base, cand, settings=settings, save_report=save_report,
+                                     reports_dir=reports_dir)
     return outcome, path, err

@@ -7,7 +7,8 @@
     supervisor eval replay --policy P [--runs ID,...|--since 7d]
     supervisor eval compare --baseline P --candidate Q --suite NAME|--replay [--scorer expected|llm|human]
 
-Exit codes: 0 success; 1 when an eval run has unsafe approvals or must-pass failures (so CI
+Exit codes: 0 success; 1 when an eval run has unsafe answers, must-pass failures or a pass rate
+under its minimum, or a compare is a loss (a safety veto included) or has scorer errors (so CI
 can gate on it); 2 bad usage or a bad suite/policy file; 4 warehouse unusable.
 """
 
@@ -118,16 +119,25 @@ def list_cmd(expanded: bool, as_json: bool, suites_dir: Path | None) -> None:
 @click.option("--no-episodes", is_flag=True, help="Skip episode cases (they run real tmux sessions).")
 @click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--show-failures/--no-show-failures", default=True, show_default=True)
+@click.option("--min-pass-rate", type=click.FloatRange(0, 1), default=None,
+              help="Fail (exit 1) below this weighted pass rate (default: eval.min_weighted_pass_rate in "
+                   "candidates/gate.yaml).")
 @click.pass_context
 def run_cmd(ctx: click.Context, suite_spec: str, policy_arg: str, as_json: bool, save_report: bool,
-            reports_dir: Path | None, no_episodes: bool, suites_dir: Path | None, show_failures: bool) -> None:
-    """Run a policy over suites: severity-weighted pass rates per suite and tag, unsafe
-    approvals, missed and false prompts, judge calls and cost. Stored in the warehouse
-    (eval_runs, eval_results) and as JSON under reports/."""
+            reports_dir: Path | None, no_episodes: bool, suites_dir: Path | None, show_failures: bool,
+            min_pass_rate: float | None) -> None:
+    """Run a policy over suites: severity-weighted pass rates per suite and tag, unsafe answers
+    (approvals where a human must decide, "don't ask again" options, any answer where none is due),
+    missed and false prompts, judge calls and cost, and the policy's safety-relaxing knobs by name.
+    Stored in the warehouse (eval_runs, eval_results, policies) and as JSON under reports/.
+    Exit 1 on any unsafe answer, must-pass failure, or a pass rate under --min-pass-rate."""
+    from evals.gate import load_gate_config
     from evals.suites import resolve_suites
     from evals.workbench import eval_run
 
     settings = settings_from(ctx)
+    if min_pass_rate is None:
+        min_pass_rate = load_gate_config(None).eval.min_weighted_pass_rate
     total = sum(len(s.cases) for s in resolve_suites(suite_spec, suites_dir))
     with _progress(not as_json and sys.stderr.isatty(), total, "eval run") as prog:
         hook = None
@@ -136,38 +146,44 @@ def run_cmd(ctx: click.Context, suite_spec: str, policy_arg: str, as_json: bool,
             hook = lambda _suite, _i: bar.advance(task)  # noqa: E731
         run, path, err = eval_run(suite_spec, policy_arg, settings=settings, save_report=save_report,
                                   reports_dir=reports_dir, episodes=not no_episodes, suites_root=suites_dir,
-                                  progress=hook)
+                                  progress=hook, min_pass_rate=min_pass_rate)
+    failed = run.failed_check
     if as_json:
         data = run.model_dump(mode="json")
         data["stored"] = err is None
+        data["failed"] = failed
         click.echo(json.dumps(data, ensure_ascii=False))
     else:
         _print_run(run, show_failures)
         if path:
             click.echo(f"report: {path}")
+        for why in failed:
+            click.echo(f"FAILED: {why}")
     if err:
         click.echo(f"warning: results not stored in the warehouse: {err}", err=True)
-    if run.totals.unsafe_approvals or run.totals.must_pass_failures:
+    if failed:
         ctx.exit(EXIT_CHECK_FAILED)
 
 
 def _print_run(run: Any, show_failures: bool) -> None:
     console = _console()
     table = Table(title=f"eval {run.eval_run_id} · policy {run.policy_name} ({run.policy_id})")
-    for col in ("suite", "cases", "pass", "fail", "err", "skip", "pass rate", "weighted", "unsafe", "missed",
-                "false", "must-pass fails", "judge calls", "judge $"):
+    for col in ("suite", "cases", "pass", "fail", "err", "skip", "pass rate", "weighted", "unsafe", "persistent",
+                "missed", "false", "must-pass fails", "judge calls", "judge $"):
         table.add_column(col, justify="right" if col != "suite" else "left")
     rows = [*run.by_suite.items(), ("TOTAL", run.totals)]
     for name, m in rows:
         table.add_row(name, str(m.cases), str(m.passed), str(m.failed), str(m.errors), str(m.skipped),
-                      f"{m.pass_rate:.1%}", f"{m.weighted_pass_rate:.1%}", str(m.unsafe_approvals),
-                      str(m.missed_prompts), str(m.false_prompts), str(m.must_pass_failures), str(m.judge_calls),
-                      f"{m.judge_cost_usd:.4f}")
+                      f"{m.pass_rate:.1%}", f"{m.weighted_pass_rate:.1%}", str(m.unsafe_answers),
+                      str(m.persistent_approvals), str(m.missed_prompts), str(m.false_prompts),
+                      str(m.must_pass_failures), str(m.judge_calls), f"{m.judge_cost_usd:.4f}")
     console.print(table)
+    for flag in run.safety_flags:
+        console.print(f"  [yellow]safety knob relaxed:[/yellow] {flag}", highlight=False)
     if show_failures:
         bad = [r for r in run.results if r.status in ("fail", "error")]
         for r in bad[:60]:
-            flag = " UNSAFE" if r.unsafe_approval else (" MUST-PASS" if r.must_pass else "")
+            flag = f" UNSAFE({r.unsafe})" if r.unsafe else (" MUST-PASS" if r.must_pass else "")
             console.print(f"  [red]✗[/red] {r.suite}/{r.case_id}{flag}: {'; '.join(r.failures)}", markup=True,
                           highlight=False)
         if len(bad) > 60:
@@ -245,6 +261,12 @@ def replay_cmd(ctx: click.Context, policy_arg: str, runs: str | None, since: str
         click.echo(f"warning: replay not stored in the warehouse: {err}", err=True)
 
 
+def _read_answer(_question: str) -> str | None:
+    """One answer per line from a pipe; None at the end of input (the scorer then reports an error)."""
+    line = sys.stdin.readline()
+    return line.strip() if line else None
+
+
 @eval_group.command("compare")
 @click.option("--baseline", "baseline_arg", required=True, help="`baseline`, a policy file, or a candidates/ name.")
 @click.option("--candidate", "candidate_arg", required=True)
@@ -254,18 +276,25 @@ def replay_cmd(ctx: click.Context, policy_arg: str, runs: str | None, since: str
 @click.option("--since", default=None, help="With --replay: only observations since (7d, 12h, a date).")
 @click.option("--scorer", "scorer_kind", type=click.Choice(["expected", "llm", "human"]), default="expected",
               show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seeds the A/B order of every pair.")
+@click.option("--seed", type=int, default=None,
+              help="Seeds the A/B order of every pair (default: a fresh random seed, stored with the result).")
+@click.option("--episodes", is_flag=True, help="Also play episode cases (real tmux sessions) for both policies.")
+@click.option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05, show_default=True,
+              help="Significance level of the cluster sign test.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--save-report/--no-save-report", default=True, show_default=True)
 @click.option("--reports-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.pass_context
 def compare_cmd(ctx: click.Context, baseline_arg: str, candidate_arg: str, suite_spec: str | None, replay: bool,
-                runs: str | None, since: str | None, scorer_kind: str, seed: int, as_json: bool, save_report: bool,
-                reports_dir: Path | None, suites_dir: Path | None) -> None:
-    """Blind A/B compare: every pair of outputs goes to the scorer as A and B in a seeded random
-    order; which side is the candidate is revealed only after scoring. Reports wins, losses,
-    ties, the win rate with a 95% Wilson interval and an exact sign-test p-value."""
+                runs: str | None, since: str | None, scorer_kind: str, seed: int | None, episodes: bool, alpha: float,
+                as_json: bool, save_report: bool, reports_dir: Path | None, suites_dir: Path | None) -> None:
+    """Blind A/B compare: every pair of outputs goes to the scorer as A and B in a random order
+    (seeded; the seed is stored); which side is the candidate is revealed only after scoring.
+    Pairs from one origin case (its variants, its widths) count as one cluster: the win rate, its
+    95% Wilson interval and the exact sign test are over clusters. Any unsafe loss or must-pass
+    regression makes the result a loss whatever the win rate; pairs the scorer could not score
+    are errors. Exit 1 on a loss or an error."""
     from evals.workbench import eval_compare
 
     if (suite_spec is None) == (not replay):
@@ -276,11 +305,12 @@ def compare_cmd(ctx: click.Context, baseline_arg: str, candidate_arg: str, suite
     human_io = None
     if scorer_kind == "human" and not sys.stdin.isatty():
         # Driven from a pipe: read one answer per line, show pairs on stdout.
-        human_io = (lambda _q: sys.stdin.readline().strip(), click.echo)
+        human_io = (_read_answer, lambda text: click.echo(text, err=as_json))
     outcome, path, err = eval_compare(baseline_arg, candidate_arg, suite_spec=suite_spec, replay=replay,
                                       run_ids=run_ids, since=parse_since(since), scorer_kind=scorer_kind, seed=seed,
                                       settings=settings_from(ctx), save_report=save_report,
-                                      reports_dir=reports_dir, suites_root=suites_dir, human_io=human_io)
+                                      reports_dir=reports_dir, suites_root=suites_dir, human_io=human_io,
+                                      episodes=episodes, alpha=alpha)
     s = outcome.summary
     if as_json:
         click.echo(json.dumps(s.model_dump(mode="json") | {"by_suite": outcome.by_suite, "stored": err is None},
@@ -290,18 +320,30 @@ def compare_cmd(ctx: click.Context, baseline_arg: str, candidate_arg: str, suite
         click.echo(f"compare {s.compare_run_id} · scorer {s.scorer} · seed {s.seed} · {s.source}")
         click.echo(f"  baseline  {s.baseline_name} ({s.baseline_policy_id})")
         click.echo(f"  candidate {s.candidate_name} ({s.candidate_policy_id})")
+        click.echo(f"  RESULT: {s.result.upper().replace('_', ' ')}")
+        for v in s.vetoes:
+            click.echo(f"  VETO: {v}")
+        for r in s.safety_relaxations:
+            click.echo(f"  safety knob relaxed: {r}")
         click.echo(f"  {s.pairs} pairs ({s.identical} identical): candidate wins {s.wins}, losses {s.losses}, "
-                   f"ties {s.ties}")
-        click.echo(f"  win rate {wr} (95% Wilson {s.ci_low:.3f}-{s.ci_high:.3f}), sign test p = {s.p_value:.4g}")
+                   f"ties {s.ties}, scorer errors {s.errors}")
+        click.echo(f"  {s.clusters} origin cases: wins {s.cluster_wins}, losses {s.cluster_losses}, "
+                   f"ties {s.cluster_ties}; win rate {wr} (95% Wilson {s.ci_low:.3f}-{s.ci_high:.3f}), "
+                   f"sign test p = {s.p_value:.4g} (alpha {s.alpha:g})")
+        click.echo(f"  mean net score per origin case: 95% cluster bootstrap {s.bootstrap_low:+.3f} to "
+                   f"{s.bootstrap_high:+.3f}")
         if s.judge_calls:
             click.echo(f"  judge calls {s.judge_calls}, cost ${s.judge_cost_usd:.4f}")
         for suite, d in sorted(outcome.by_suite.items()):
-            if d["wins"] or d["losses"]:
-                click.echo(f"    {suite}: +{d['wins']} -{d['losses']} ={d['ties']}")
+            if d["wins"] or d["losses"] or d["errors"]:
+                click.echo(f"    {suite}: +{d['wins']} -{d['losses']} ={d['ties']}"
+                           + (f" errors {d['errors']}" if d["errors"] else ""))
         if path:
             click.echo(f"report: {path}")
     if err:
         click.echo(f"warning: compare not stored in the warehouse: {err}", err=True)
+    if s.result in ("loss", "error"):
+        ctx.exit(EXIT_CHECK_FAILED)
 
 
 COMMANDS = [eval_group]

@@ -1,5 +1,6 @@
-"""The workbench's side of the warehouse: write eval runs, compares and replays; read them
-back as polars DataFrames that always carry their id columns.
+"""The workbench's side of the warehouse: write eval runs, compares, replays, gate results,
+candidates, the policies they used and the registry; read them back as polars DataFrames that
+always carry their id columns.
 
 Writers take an open :class:`~supervisor.warehouse.Warehouse` (writable) and plain dicts or
 DataFrames, so the ``evals`` package never touches DuckDB. Each write is one transaction and
@@ -9,6 +10,7 @@ idempotent by primary key (a re-saved run replaces its rows).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -42,34 +44,86 @@ def _tx(wh: Warehouse, statements: Sequence[tuple[str, Sequence[Any] | list[Sequ
         raise
 
 
+# --------------------------------------------------------------------------- policies
+
+
+def save_policies(wh: Warehouse, policies: dict[str, dict[str, Any]], source: str,
+                  names: dict[str, str] | None = None) -> None:
+    """Store policies by id with their full content (``Policy.model_dump(mode="json")``); a policy
+    already stored keeps its first row (same id, same behaviour)."""
+    now = _ts(time.time())
+    rows = [[pid, (names or {}).get(pid) or content.get("name"), _j(content), source, now]
+            for pid, content in sorted(policies.items())]
+    if rows:
+        wh.con.executemany("INSERT OR IGNORE INTO policies VALUES (?, ?, ?, ?, ?)", rows)
+
+
+def read_policy_content(wh: Warehouse, policy_id: str) -> dict[str, Any] | None:
+    """The stored content of one policy (None when the warehouse never saw it)."""
+    rows = wh.con.execute("SELECT content FROM policies WHERE policy_id = ?", [policy_id]).fetchall()
+    if not rows:
+        return None
+    content = rows[0][0]
+    return json.loads(content) if isinstance(content, str) else dict(content)
+
+
+def read_policies(wh: Warehouse) -> pl.DataFrame:
+    return wh.sql("SELECT policy_id, name, source, first_seen_at FROM policies ORDER BY first_seen_at")
+
+
 # --------------------------------------------------------------------------- eval runs
+
+
+def _insert(table: str, row: dict[str, Any]) -> tuple[str, list[Any], bool]:
+    cols = list(row)
+    return (f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", list(row.values()),
+            False)
+
+
+def _insert_many(table: str, rows: list[dict[str, Any]]) -> tuple[str, list[Sequence[Any]], bool]:
+    cols = list(rows[0]) if rows else []
+    return (f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            [list(r.values()) for r in rows], True)
 
 
 def save_eval_run(wh: Warehouse, run: dict[str, Any]) -> None:
     """Store an :class:`evals.runner.EvalRun` (as ``model_dump(mode="json")``) and its results."""
     t = run["totals"]
     hashes = {s["suite"]: s["content_hash"] for s in run.get("suites", [])}
-    row = [run["eval_run_id"], _ts(run["started_at"]), _ts(run["finished_at"]), run["policy_id"], run["policy_name"],
-           run["policy_path"], run["code_version"], run.get("host", ""), _j(run.get("suites", [])), t["cases"],
-           t["passed"], t["failed"], t["errors"], t["skipped"], t["pass_rate"], t["weighted_pass_rate"],
-           t["unsafe_approvals"], t["missed_prompts"], t["false_prompts"], t["must_pass_failures"], t["judge_calls"],
-           t["judge_cost_usd"], _j(run.get("by_suite", {})), _j(run.get("by_tag", {})), run.get("report_path")]
-    results = [[run["eval_run_id"], r["suite"], r["case_id"], hashes.get(r["suite"]), r["kind"], r["status"],
-                r["severity"], r["must_pass"], _j(r["tags"]), _j(r["failures"]), _j(r["actual"]), _j(r["expected"]),
-                r["unsafe_approval"], r["missed_prompt"], r["false_prompt"], r.get("origin"), r.get("transform"),
-                r["duration_ms"]] for r in run["results"]]
-    _tx(wh, [
+    row = {"eval_run_id": run["eval_run_id"], "started_at": _ts(run["started_at"]),
+           "finished_at": _ts(run["finished_at"]), "policy_id": run["policy_id"], "policy_name": run["policy_name"],
+           "policy_path": run["policy_path"], "code_version": run["code_version"], "host": run.get("host", ""),
+           "suites": _j(run.get("suites", [])), "cases": t["cases"], "passed": t["passed"], "failed": t["failed"],
+           "errors": t["errors"], "skipped": t["skipped"], "pass_rate": t["pass_rate"],
+           "weighted_pass_rate": t["weighted_pass_rate"], "unsafe_approvals": t["unsafe_approvals"],
+           "missed_prompts": t["missed_prompts"], "false_prompts": t["false_prompts"],
+           "must_pass_failures": t["must_pass_failures"], "judge_calls": t["judge_calls"],
+           "judge_cost_usd": t["judge_cost_usd"], "by_suite": _j(run.get("by_suite", {})),
+           "by_tag": _j(run.get("by_tag", {})), "report_path": run.get("report_path"),
+           "unsafe_answers": t.get("unsafe_answers", 0), "persistent_approvals": t.get("persistent_approvals", 0),
+           "safety_flags": _j(run.get("safety_flags", [])), "min_pass_rate": run.get("min_pass_rate")}
+    results = [{"eval_run_id": run["eval_run_id"], "suite": r["suite"], "case_id": r["case_id"],
+                "suite_hash": hashes.get(r["suite"]), "kind": r["kind"], "status": r["status"],
+                "severity": r["severity"], "must_pass": r["must_pass"], "tags": _j(r["tags"]),
+                "failures": _j(r["failures"]), "actual": _j(r["actual"]), "expected": _j(r["expected"]),
+                "unsafe_approval": r.get("unsafe") is not None, "missed_prompt": r["missed_prompt"],
+                "false_prompt": r["false_prompt"], "origin": r.get("origin"), "transform": r.get("transform"),
+                "duration_ms": r["duration_ms"], "unsafe_class": r.get("unsafe")} for r in run["results"]]
+    statements = [
         ("DELETE FROM eval_results WHERE eval_run_id = ?", [run["eval_run_id"]], False),
         ("DELETE FROM eval_runs WHERE eval_run_id = ?", [run["eval_run_id"]], False),
-        ("INSERT INTO eval_runs VALUES (" + ",".join("?" * 25) + ")", row, False),
-        ("INSERT INTO eval_results VALUES (" + ",".join("?" * 18) + ")", results, True),
-    ])
+        _insert("eval_runs", row),
+    ]
+    if results:
+        statements.append(_insert_many("eval_results", results))
+    _tx(wh, statements)
 
 
 def read_eval_runs(wh: Warehouse, policy_id: str | None = None) -> pl.DataFrame:
     q = ("SELECT eval_run_id, started_at, policy_id, policy_name, code_version, cases, passed, failed, errors, "
-         "skipped, pass_rate, weighted_pass_rate, unsafe_approvals, missed_prompts, false_prompts, "
-         "must_pass_failures, judge_calls, judge_cost_usd, report_path FROM eval_runs")
+         "skipped, pass_rate, weighted_pass_rate, unsafe_answers, unsafe_approvals, persistent_approvals, "
+         "missed_prompts, false_prompts, must_pass_failures, judge_calls, judge_cost_usd, safety_flags, "
+         "min_pass_rate, report_path FROM eval_runs")
     if policy_id:
         return wh.sql(q + " WHERE policy_id = ? ORDER BY started_at DESC", [policy_id])
     return wh.sql(q + " ORDER BY started_at DESC")
@@ -77,7 +131,7 @@ def read_eval_runs(wh: Warehouse, policy_id: str | None = None) -> pl.DataFrame:
 
 def read_eval_results(wh: Warehouse, eval_run_id: str | None = None) -> pl.DataFrame:
     q = ("SELECT r.eval_run_id, e.policy_id, r.suite, r.case_id, r.suite_hash, r.kind, r.status, r.severity, "
-         "r.must_pass, r.tags, r.failures, r.actual, r.expected, r.unsafe_approval, r.missed_prompt, r.false_prompt, "
+         "r.must_pass, r.tags, r.failures, r.actual, r.expected, r.unsafe_class, r.missed_prompt, r.false_prompt, "
          "r.origin, r.transform, r.duration_ms FROM eval_results r JOIN eval_runs e USING (eval_run_id)")
     if eval_run_id:
         return wh.sql(q + " WHERE r.eval_run_id = ? ORDER BY r.suite, r.case_id", [eval_run_id])
@@ -90,7 +144,8 @@ def read_eval_suite_metrics(wh: Warehouse, eval_run_id: str) -> pl.DataFrame:
         "SELECT eval_run_id, suite, count(*) AS cases, count(*) FILTER (status = 'pass') AS passed, "
         "count(*) FILTER (status IN ('fail', 'error')) AS failed, count(*) FILTER (status = 'skip') AS skipped, "
         "sum(severity) FILTER (status = 'pass') / nullif(sum(severity) FILTER (status != 'skip'), 0) "
-        "AS weighted_pass_rate, count(*) FILTER (unsafe_approval) AS unsafe_approvals, "
+        "AS weighted_pass_rate, count(*) FILTER (unsafe_class IS NOT NULL) AS unsafe_answers, "
+        "count(*) FILTER (unsafe_class = 'approval') AS unsafe_approvals, "
         "count(*) FILTER (missed_prompt) AS missed_prompts, count(*) FILTER (false_prompt) AS false_prompts "
         "FROM eval_results WHERE eval_run_id = ? GROUP BY eval_run_id, suite ORDER BY suite", [eval_run_id])
 
@@ -100,36 +155,47 @@ def read_eval_suite_metrics(wh: Warehouse, eval_run_id: str) -> pl.DataFrame:
 
 def save_compare(wh: Warehouse, summary: dict[str, Any], pairs: list[dict[str, Any]],
                  mapping: dict[str, str], revealed_at: float) -> None:
-    """Store a blind compare: its summary, the scored pairs (outputs as A/B, verdicts), and the
-    A/B mapping in its own table, stamped with when it was revealed (after scoring)."""
+    """Store a blind compare: its summary (whole, in ``result``: clusters, vetoes, errors), the scored
+    pairs (outputs as A/B, verdicts, safety grades), and the A/B mapping in its own table, stamped
+    with when it was revealed (after scoring)."""
     s = summary
-    row = [s["compare_run_id"], _ts(s["created_at"]), s["baseline_policy_id"], s["candidate_policy_id"],
-           s["baseline_name"], s["candidate_name"], s["source"], _j(s.get("suites", [])), s["scorer"], s["seed"],
-           s["pairs"], s["identical"], s["wins"], s["losses"], s["ties"], s["win_rate"], s["ci_low"], s["ci_high"],
-           s["p_value"], s.get("judge_calls", 0), s.get("judge_cost_usd", 0.0), s.get("code_version"),
-           s.get("report_path")]
-    prow = [[s["compare_run_id"], p["pair_id"], p.get("suite"), p.get("case_id"), _j(p["output_a"]),
-             _j(p["output_b"]), p["verdict"], p.get("detail", ""), p.get("winner")] for p in pairs]
+    row = {"compare_run_id": s["compare_run_id"], "created_at": _ts(s["created_at"]),
+           "baseline_policy_id": s["baseline_policy_id"], "candidate_policy_id": s["candidate_policy_id"],
+           "baseline_name": s["baseline_name"], "candidate_name": s["candidate_name"], "source": s["source"],
+           "suites": _j(s.get("suites", [])), "scorer": s["scorer"], "seed": s["seed"], "pairs": s["pairs"],
+           "identical": s["identical"], "wins": s["wins"], "losses": s["losses"], "ties": s["ties"],
+           "win_rate": s["win_rate"], "ci_low": s["ci_low"], "ci_high": s["ci_high"], "p_value": s["p_value"],
+           "judge_calls": s.get("judge_calls", 0), "judge_cost_usd": s.get("judge_cost_usd", 0.0),
+           "code_version": s.get("code_version"), "report_path": s.get("report_path"), "result": _j(s)}
+    prow = [{"compare_run_id": s["compare_run_id"], "pair_id": p["pair_id"], "suite": p.get("suite"),
+             "case_id": p.get("case_id"), "output_a": _j(p["output_a"]), "output_b": _j(p["output_b"]),
+             "verdict": p["verdict"], "detail": p.get("detail", ""), "winner": p.get("winner"),
+             "cluster": p.get("cluster"), "candidate_unsafe": p.get("candidate_unsafe"),
+             "baseline_unsafe": p.get("baseline_unsafe"), "error": p.get("error")} for p in pairs]
     mrow = [[s["compare_run_id"], pid, side, _ts(revealed_at)] for pid, side in sorted(mapping.items())]
     cid = s["compare_run_id"]
-    _tx(wh, [
+    statements = [
         ("DELETE FROM compare_pairs WHERE compare_run_id = ?", [cid], False),
         ("DELETE FROM compare_mappings WHERE compare_run_id = ?", [cid], False),
         ("DELETE FROM compare_runs WHERE compare_run_id = ?", [cid], False),
-        ("INSERT INTO compare_runs VALUES (" + ",".join("?" * 23) + ")", row, False),
-        ("INSERT INTO compare_pairs VALUES (" + ",".join("?" * 9) + ")", prow, True),
+        _insert("compare_runs", row),
         ("INSERT INTO compare_mappings VALUES (?, ?, ?, ?)", mrow, True),
-    ])
+    ]
+    if prow:
+        statements.append(_insert_many("compare_pairs", prow))
+    _tx(wh, statements)
 
 
 def read_compare_runs(wh: Warehouse) -> pl.DataFrame:
-    return wh.sql("SELECT * EXCLUDE (suites) FROM compare_runs ORDER BY created_at DESC")
+    return wh.sql("SELECT * EXCLUDE (suites, result), result->>'$.result' AS result, "
+                  "TRY_CAST(result->>'$.errors' AS INTEGER) AS errors, result->'$.vetoes' AS vetoes "
+                  "FROM compare_runs ORDER BY created_at DESC")
 
 
 def read_compare_pairs(wh: Warehouse, compare_run_id: str, *, unblind: bool = True) -> pl.DataFrame:
     """The pairs of one compare; with ``unblind`` the mapping is joined in (``candidate_is``)."""
     if not unblind:
-        return wh.sql("SELECT compare_run_id, pair_id, suite, case_id, output_a, output_b, verdict, detail "
+        return wh.sql("SELECT compare_run_id, pair_id, suite, case_id, cluster, output_a, output_b, verdict, detail "
                       "FROM compare_pairs WHERE compare_run_id = ? ORDER BY pair_id", [compare_run_id])
     return wh.sql("SELECT p.*, m.candidate_is, m.revealed_at FROM compare_pairs p LEFT JOIN compare_mappings m "
                   "USING (compare_run_id, pair_id) WHERE p.compare_run_id = ? ORDER BY p.pair_id", [compare_run_id])
@@ -177,13 +243,15 @@ def read_checkpoint_run_ids(wh: Warehouse, *, run_ids: Sequence[str] | None = No
 
 def save_replay(wh: Warehouse, summary: dict[str, Any], divergences: pl.DataFrame) -> None:
     s = summary
-    row = [s["replay_run_id"], _ts(s["created_at"]), s["policy_id"], s["policy_name"], s["selection"], s["runs"],
-           s["observations"], s["unique_screens"], s["compared"], s["agreement"], _j(s["by_class"]),
-           s.get("code_version"), s.get("seconds")]
+    row = {"replay_run_id": s["replay_run_id"], "created_at": _ts(s["created_at"]), "policy_id": s["policy_id"],
+           "policy_name": s["policy_name"], "selection": s["selection"], "runs": s["runs"],
+           "observations": s["observations"], "unique_screens": s["unique_screens"], "compared": s["compared"],
+           "agreement": s["agreement"], "by_class": _j(s["by_class"]), "code_version": s.get("code_version"),
+           "seconds": s.get("seconds"), "result": _j(s)}
     rid = s["replay_run_id"]
     _tx(wh, [("DELETE FROM replay_divergences WHERE replay_run_id = ?", [rid], False),
              ("DELETE FROM replay_runs WHERE replay_run_id = ?", [rid], False),
-             ("INSERT INTO replay_runs VALUES (" + ",".join("?" * 13) + ")", row, False)])
+             _insert("replay_runs", row)])
     if divergences.height:
         cols = ["observation_id", "trigger", "run_id", "seq", "screen_hash", "divergence", "recorded_kind",
                 "recorded_keys", "recorded_approves", "replayed_kind", "replayed_keys", "replayed_approves",
@@ -219,3 +287,66 @@ def insert_frame(wh: Warehouse, table: str, frame: pl.DataFrame) -> int:
     finally:
         wh.con.unregister("_bulk_frame")
     return frame.height
+
+
+# --------------------------------------------------------------------------- gates, candidates, registry
+
+
+def save_gate_result(wh: Warehouse, result: dict[str, Any]) -> None:
+    """Store one gate verdict (``evals.gate.GateResult`` as JSON) with its reasons and evidence ids."""
+    r = result
+    row = [r["gate_result_id"], _ts(r["created_at"]), r.get("candidate_id"), r["candidate_policy_id"],
+           r["baseline_policy_id"], r["verdict"], _j(r.get("reasons", [])), _j(r.get("evidence", {})),
+           r.get("gate_file"), r.get("gate_hash"), r.get("code_version"), r.get("report_path")]
+    _tx(wh, [("DELETE FROM gate_results WHERE gate_result_id = ?", [r["gate_result_id"]], False),
+             ("INSERT INTO gate_results VALUES (" + ",".join("?" * 12) + ")", row, False)])
+
+
+def read_gate_results(wh: Warehouse, *, candidate_policy_id: str | None = None,
+                      candidate_id: str | None = None) -> pl.DataFrame:
+    """Gate results, newest first (optionally of one candidate policy or candidate id)."""
+    where, params = [], []
+    if candidate_policy_id:
+        where.append("candidate_policy_id = ?")
+        params.append(candidate_policy_id)
+    if candidate_id:
+        where.append("candidate_id = ?")
+        params.append(candidate_id)
+    w = (" WHERE " + " AND ".join(where)) if where else ""
+    return wh.sql("SELECT * FROM gate_results" + w + " ORDER BY created_at DESC, gate_result_id DESC", params)
+
+
+def save_candidate(wh: Warehouse, candidate: dict[str, Any]) -> None:
+    """Store (or refresh) a candidate's manifest: id, policy id, parent, objective, author."""
+    c = candidate
+    row = [c["candidate_id"], c["policy_id"], c.get("parent_policy_id"), c.get("objective"), c.get("author"),
+           _ts(c.get("created_at")), c.get("path"), _j(c)]
+    _tx(wh, [("DELETE FROM candidates WHERE candidate_id = ?", [c["candidate_id"]], False),
+             ("INSERT INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row, False)])
+
+
+def read_candidates(wh: Warehouse) -> pl.DataFrame:
+    return wh.sql("SELECT * FROM candidates ORDER BY created_at")
+
+
+REGISTRY_COLUMNS = ("registry_event_id", "occurred_at", "kind", "candidate_id", "policy_id", "previous_policy_id",
+                    "fraction", "actor", "reason", "forced", "gate_result_id", "details")
+
+
+def append_registry_event(wh: Warehouse, event: dict[str, Any]) -> None:
+    """Append one registry event (promote, rollback, canary, limited, stop). Never updated or deleted."""
+    e = event
+    wh.con.execute("INSERT INTO registry_events VALUES (" + ",".join("?" * len(REGISTRY_COLUMNS)) + ")",
+                   [e["registry_event_id"], _ts(e["occurred_at"]), e["kind"], e.get("candidate_id"),
+                    e.get("policy_id"), e.get("previous_policy_id"), e.get("fraction"), e.get("actor"),
+                    e.get("reason"), bool(e.get("forced", False)), e.get("gate_result_id"),
+                    _j(e.get("details") or {})])
+
+
+def read_registry_events(wh: Warehouse, kinds: Sequence[str] | None = None) -> pl.DataFrame:
+    """Registry events in the order they happened (optionally only some kinds)."""
+    q = "SELECT *, epoch_ms(occurred_at) / 1000.0 AS at FROM registry_events"
+    if kinds:
+        return wh.sql(q + " WHERE kind IN (" + ",".join("?" * len(kinds)) + ") ORDER BY registry_event_id",
+                      list(kinds))
+    return wh.sql(q + " ORDER BY registry_event_id")

@@ -176,6 +176,16 @@ def _typed_inserts() -> list[str]:
                coalesce(payload->>'$.author', 'supervisor')
         FROM new_events WHERE kind = 'friction'
         """,
+        # run_started carries {policy_id: canonical content} for the acting policy and every shadow.
+        """
+        INSERT OR IGNORE INTO policies
+        SELECT policy_id, NULL, any_value(content), 'run:' || any_value(run_id), min(occurred_at) FROM (
+            SELECT run_id, occurred_at, policy_id, payload->'$.policies'->policy_id AS content FROM (
+                SELECT run_id, occurred_at, payload, unnest(json_keys(payload->'$.policies')) AS policy_id
+                FROM new_events WHERE kind = 'run_started' AND json_type(payload->'$.policies') = 'OBJECT'))
+        WHERE content IS NOT NULL
+        GROUP BY policy_id
+        """,
     ]
 
 

@@ -797,6 +797,78 @@ def m_friction_time_joins(con: Connection) -> None:
     )
 
 
+def m_policies_gates_registry(con: Connection) -> None:
+    """Policies by id with their full content (every policy a run, eval, compare, replay, shadow or
+    gate used, so any of them can be replayed under it again); gate verdicts; candidates; the
+    append-only registry of promotions, rollbacks, canaries and limited rollouts; and the safety
+    accounting of eval runs (every unsafe class, the policy's safety-relaxing knobs) and compares
+    (clusters, vetoes, scorer errors)."""
+    con.execute(
+        """
+        CREATE TABLE policies (
+            policy_id VARCHAR PRIMARY KEY,
+            name VARCHAR,
+            content JSON NOT NULL,
+            source VARCHAR,
+            first_seen_at TIMESTAMP
+        );
+        CREATE TABLE candidates (
+            candidate_id VARCHAR PRIMARY KEY,
+            policy_id VARCHAR NOT NULL,
+            parent_policy_id VARCHAR,
+            objective VARCHAR,
+            author VARCHAR,
+            created_at TIMESTAMP,
+            path VARCHAR,
+            manifest JSON
+        );
+        CREATE TABLE gate_results (
+            gate_result_id VARCHAR PRIMARY KEY,
+            created_at TIMESTAMP NOT NULL,
+            candidate_id VARCHAR,
+            candidate_policy_id VARCHAR NOT NULL,
+            baseline_policy_id VARCHAR NOT NULL,
+            verdict VARCHAR NOT NULL,
+            reasons JSON,
+            evidence JSON,
+            gate_file VARCHAR,
+            gate_hash VARCHAR,
+            code_version VARCHAR,
+            report_path VARCHAR
+        );
+        CREATE TABLE registry_events (
+            registry_event_id VARCHAR PRIMARY KEY,
+            occurred_at TIMESTAMP NOT NULL,
+            kind VARCHAR NOT NULL,
+            candidate_id VARCHAR,
+            policy_id VARCHAR,
+            previous_policy_id VARCHAR,
+            fraction DOUBLE,
+            actor VARCHAR,
+            reason VARCHAR,
+            forced BOOLEAN,
+            gate_result_id VARCHAR,
+            details JSON
+        );
+        CREATE VIEW promotions AS
+        SELECT * FROM registry_events WHERE kind IN ('promote', 'rollback');
+        CREATE VIEW rollouts AS
+        SELECT * FROM registry_events WHERE kind IN ('canary', 'limited', 'stop');
+        ALTER TABLE eval_runs ADD COLUMN unsafe_answers INTEGER;
+        ALTER TABLE eval_runs ADD COLUMN persistent_approvals INTEGER;
+        ALTER TABLE eval_runs ADD COLUMN safety_flags JSON;
+        ALTER TABLE eval_runs ADD COLUMN min_pass_rate DOUBLE;
+        ALTER TABLE eval_results ADD COLUMN unsafe_class VARCHAR;
+        ALTER TABLE compare_runs ADD COLUMN result JSON;
+        ALTER TABLE compare_pairs ADD COLUMN cluster VARCHAR;
+        ALTER TABLE compare_pairs ADD COLUMN candidate_unsafe VARCHAR;
+        ALTER TABLE compare_pairs ADD COLUMN baseline_unsafe VARCHAR;
+        ALTER TABLE compare_pairs ADD COLUMN error VARCHAR;
+        ALTER TABLE replay_runs ADD COLUMN result JSON;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m0001_core_tables,
     m0002_views,
@@ -805,6 +877,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m_ingest_rejects,
     m_turns_and_skips,
     m_friction_time_joins,
+    m_policies_gates_registry,
 ]
 """Applied in this order; the position (1-based) is the version recorded."""
 

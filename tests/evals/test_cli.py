@@ -77,18 +77,26 @@ def test_compare_cli_expected_and_human(small_suites: Path, permissive_policy: P
                                         tmp_path: Path) -> None:
     r = run_cli("eval", "compare", "--baseline", "baseline", "--candidate", str(permissive_policy), "--suite", "mini",
                 "--suites-dir", str(small_suites), "--json", "--reports-dir", str(tmp_path / "rep"), env=cli_env)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # a safety loss exits 1
     s = json.loads(r.stdout)
     assert s["losses"] >= 1 and s["pairs"] == 5 and s["stored"] is True and 0 <= s["p_value"] <= 1
+    assert s["result"] == "loss" and s["unsafe_losses"] == 1 and s["seed"] >= 0
+    assert "answers.danger_patterns[rm-recursive] removed" in s["safety_relaxations"]
     # The human scorer, driven from a pipe: the pairs it prints carry no identities.
     r = run_cli("eval", "compare", "--baseline", "baseline", "--candidate", str(permissive_policy), "--suite", "mini",
                 "--suites-dir", str(small_suites), "--scorer", "human", "--seed", "4", "--no-save-report",
                 env=cli_env, input="a\n" * 10)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1 and "VETO" in r.stdout, r.stderr
     shown = r.stdout.split("compare cmp_")[0]
     assert "pair 1/" in shown
     for s in ("permissive", "zz-", "pol_", str(permissive_policy)):
         assert s not in shown
+    # ...and a human who stops answering (end of input) is an error, never a tie
+    r = run_cli("eval", "compare", "--baseline", "baseline", "--candidate", str(permissive_policy), "--suite", "mini",
+                "--suites-dir", str(small_suites), "--scorer", "human", "--no-save-report", "--json", env=cli_env,
+                input="")
+    s = json.loads(r.stdout)
+    assert r.returncode == 1 and s["result"] == "error" and s["errors"] == s["pairs"] - s["identical"] > 0
 
 
 def test_compare_usage_errors(cli_env: dict[str, str]) -> None:

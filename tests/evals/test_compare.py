@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from evals.compare import SealedMapping, blind_compare, scrub, sign_test_p, wilson_interval
+from evals.compare import SealedMapping, blind_compare, scrub
 from evals.scorers import BlindPair, ExpectedScorer, HumanScorer, Verdict
+from evals.stats import sign_test_p, wilson_interval
 from evals.workbench import eval_compare
 from supervisor.policy import baseline_policy, load_policy
 from supervisor.settings import Settings
@@ -74,16 +75,20 @@ def test_scorer_never_sees_policy_identity(small_suites: Path, permissive_policy
     s = outcome.summary
     # the permissive candidate approves rm -rf: the recorder prefers the side that does not approve
     assert s.losses >= 1 and s.wins == 0
+    assert s.result == "loss" and s.unsafe_losses == 1 and s.vetoes
     assert set(outcome.mapping.values()) <= {"A", "B"} and len(outcome.mapping) == s.pairs
     assert outcome.revealed_at > 0
 
 
 def test_order_is_seeded(small_suites: Path, permissive_policy: Path) -> None:
-    from evals.compare import identity_strings, suite_items
+    from evals.compare import case_contexts, identity_strings, items_from_results
+    from evals.runner import run_suites
     from evals.suites import resolve_suites
 
     base, cand = baseline_policy(), load_policy(permissive_policy)
-    items = suite_items(resolve_suites("mini", small_suites), base, cand, with_expected=True)
+    suites = resolve_suites("mini", small_suites)
+    items = items_from_results(run_suites(suites, base).results, run_suites(suites, cand).results,
+                               contexts=case_contexts(suites), with_expected=True)
     hide = identity_strings((base, "baseline"), (cand, str(permissive_policy)))
     runs = [blind_compare(items, ExpectedScorer(), seed=s, hide=hide) for s in (1, 1, 2)]
     sides = [sealed.reveal() for _, sealed, *_ in runs]
@@ -94,7 +99,7 @@ def test_order_is_seeded(small_suites: Path, permissive_policy: Path) -> None:
 
 def test_sealed_mapping_repr_reveals_nothing() -> None:
     m = SealedMapping()
-    m._seal("p0001", "A")
+    m.seal("p0001", "A")
     assert "A" not in repr(m).replace("SealedMapping", "") and m.revealed_at is None
     assert m.reveal() == {"p0001": "A"} and m.revealed_at is not None
 

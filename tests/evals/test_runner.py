@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.runner import aggregate, grade_screen, run_suites
+from evals.runner import aggregate, run_suites
 from evals.suites import resolve_suites
 from supervisor.policy import baseline_policy, load_policy
 
@@ -26,22 +26,11 @@ def test_baseline_on_small_suite(small_suites: Path) -> None:
 def test_permissive_policy_counts_unsafe_approvals(small_suites: Path, permissive_policy: Path) -> None:
     run = run_suites(resolve_suites("mini", small_suites), load_policy(permissive_policy))
     danger = next(r for r in run.results if r.case_id == "danger-claude")
-    assert danger.status == "fail" and danger.unsafe_approval
-    assert run.totals.unsafe_approvals == 1 and run.totals.must_pass_failures == 1
+    assert danger.status == "fail" and danger.unsafe == "approval"
+    assert run.totals.unsafe_approvals == 1 and run.totals.unsafe_answers == 1 and run.totals.must_pass_failures == 1
+    assert run.safety_flags == []  # removing danger patterns relaxes safety against a baseline, not by a flag
     # severity 5 of 9 total weight fails: the weighted rate drops far more than the plain one
     assert run.totals.weighted_pass_rate < run.totals.pass_rate
-
-
-def test_grade_screen_flags() -> None:
-    f, unsafe, missed, false_p = grade_screen({"state": "idle", "decision": "wait"},
-                                              {"state": "asking", "decision": "answer", "approves": True, "keys": ["1"]})
-    assert unsafe and false_p and not missed and f
-    f, unsafe, missed, false_p = grade_screen({"state": "asking", "decision": "escalate"},
-                                              {"state": "idle", "decision": "wait", "approves": None})
-    assert missed and not unsafe and not false_p
-    f, *_ = grade_screen({"keys": [["1"], ["Enter"]], "agent": ["shell", "unknown"]},
-                         {"keys": ["Enter"], "agent": "unknown"})
-    assert f == []
 
 
 def test_aggregate_weights_and_skips(small_suites: Path) -> None:
