@@ -2,18 +2,26 @@
 
 Each transform keeps what a careful human would conclude, or changes the expectation in a
 way it can state exactly (a busy footer makes an idle screen busy; another agent's style
-changes the agent and its answer keys). Variants are tagged ``synthetic`` and
-``transform:NAME``, carry ``origin`` (the golden case id) and ``transform``, and are written
-beside the golden suite (``suites/expanded/NAME.s<SEED>.jsonl``), never over it. The same
-suite file and seed give byte-identical output.
+changes the agent and its answer keys). Transforms keep screens realistic: another width wraps
+long lines mid-word at the column as a terminal does and redraws rule lines at the new width;
+an answered prompt further up is one the same kind of pane really shows (a shell's own
+``[Y/n]``, aider's own question, a tool's output inside an agent's transcript), never another
+agent's prompt line pasted into the pane. Dangerous command approvals get other agents' styles
+too, and stay escalations.
+
+Variants are tagged ``synthetic`` and ``transform:NAME``, carry ``origin`` (the golden case
+id), ``origin_hash`` (the golden case's content when expanded), ``transform`` and ``seed``,
+and are written beside the golden suite (``suites/expanded/NAME.s<SEED>.jsonl``), never over
+it. Loading an expanded suite whose origin cases have changed since is refused with the
+command that regenerates it. The same suite file and seed give byte-identical output.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +41,8 @@ _RULE_LINE = re.compile(r"^[─━═\-]{8,}$")
 
 
 def t_rewrap(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[str, Any]) -> Result:
-    """The pane at another width: long lines wrap, rule lines are redrawn at the new width."""
+    """The pane at another width: a line longer than the pane continues on the next row from the
+    exact column, mid-word, as a terminal wraps it; rule lines are redrawn at the new width."""
     old = int(inp.get("width", 120))
     width = rng.choice([w for w in (60, 72, 80, 132, 160, 200) if w != old])
     out: list[str] = []
@@ -41,8 +50,7 @@ def t_rewrap(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[str, 
         if _RULE_LINE.match(ln.strip()):
             out.append(ln.strip()[0] * width)
         elif len(ln) > width:
-            out.extend(textwrap.wrap(ln, width=width, drop_whitespace=False, break_on_hyphens=False,
-                                     replace_whitespace=False) or [ln])
+            out.extend(ln[i:i + width] for i in range(0, len(ln), width))
         else:
             out.append(ln)
     return "\n".join(out), {**inp, "width": width}, exp
@@ -89,19 +97,47 @@ def t_scrollback(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[s
     return "\n".join(hist + [""]) + "\n" + text, inp, exp
 
 
-_STALE = [
-    ["dev@box:~/app$ pip uninstall -y leftpad", "Found existing installation: leftpad 1.0.0", "Proceed (Y/n)? y",
+_STALE_SHELL = [
+    ["dev@box:~/app$ pip uninstall leftpad", "Found existing installation: leftpad 1.0.0", "Uninstalling leftpad-1.0.0:",
+     "  Would remove:", "    /home/dev/.venv/lib/python3.11/site-packages/leftpad/*", "Proceed (Y/n)? y",
      "  Successfully uninstalled leftpad-1.0.0"],
-    ["Do you want to continue? [Y/n] y", "Setting up ripgrep (13.0.0-4) ...", "Processing triggers for man-db ..."],
-    ["Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: y", "Running make test", "OK"],
-    ["rm: remove regular file 'tmp/cache.json'? n", "dev@box:~/app$ ls tmp", "cache.json"],
+    ["dev@box:~/app$ sudo apt-get install ripgrep", "Need to get 1,338 kB of archives.",
+     "Do you want to continue? [Y/n] y", "Setting up ripgrep (13.0.0-4) ...", "Processing triggers for man-db ..."],
+    ["dev@box:~/app$ rm -i tmp/cache.json", "rm: remove regular file 'tmp/cache.json'? n", "dev@box:~/app$ ls tmp",
+     "cache.json"],
 ]
+"""Answered questions as a shell pane shows them (the command, the question, the answer, output)."""
+
+_STALE_TOOL = [
+    ("pip uninstall leftpad", ["Found existing installation: leftpad 1.0.0", "Proceed (Y/n)? y",
+                               "  Successfully uninstalled leftpad-1.0.0"]),
+    ("npx create-vite@latest web", ["Need to install the following packages:", "create-vite@5.5.2",
+                                    "Ok to proceed? (y) y", "Scaffolding project in /home/dev/app/web..."]),
+]
+"""Answered questions inside a tool's output: what an agent's transcript shows after it ran them."""
+
+
+def _stale_block(rng: random.Random, agent: Any) -> list[str]:
+    """An answered prompt as this kind of pane would really show it further up."""
+    if agent == "aider":
+        return ["Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: y", "", "Running make test",
+                "12 passed in 0.84s", ""]
+    if agent in ("shell", "unknown", None) or not isinstance(agent, str):
+        return rng.choice(_STALE_SHELL)
+    cmd, out = rng.choice(_STALE_TOOL)
+    if agent == "codex":
+        return [f"• Ran {cmd}", *(f"  └ {x}" if i == 0 else f"    {x}" for i, x in enumerate(out)), ""]
+    if agent == "claude":
+        return [f"⏺ Bash({cmd})", *(f"  ⎿  {x}" if i == 0 else f"     {x}" for i, x in enumerate(out)), ""]
+    return [f"$ {cmd}", *(f"  {x}" for x in out), ""]
 
 
 def t_stale_prompt(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[str, Any]) -> Result:
-    """An answered prompt further up, with its output after it: history, not a live prompt."""
-    block = rng.choice(_STALE)
-    filler = rng.choice(_HISTORY)[:4]
+    """An answered prompt further up, with its output after it: history, not a live prompt. Only
+    prompts this kind of pane shows (never another agent's prompt lines)."""
+    agent = exp.get("agent") if isinstance(exp.get("agent"), str) else None
+    block = _stale_block(rng, agent)
+    filler = rng.choice(_HISTORY)[:4] if agent in ("shell", "unknown", None) else []
     return "\n".join(block + filler + [""]) + "\n" + text, inp, exp
 
 
@@ -168,13 +204,20 @@ def t_paraphrase(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[s
     return text[:i] + rng.choice(alts) + text[i + len(q):], inp, exp
 
 
+_AGENT_ASKS = re.compile(r"^⏺ Bash\(|would you like to run the following command|allow execution of|"
+                         r"^\s*△ permission required|^run shell command\?", re.I | re.M)
 _CMD_PATTERNS = [re.compile(r"^⏺ Bash\((?P<cmd>.+)\)\s*$", re.M), re.compile(r"^\s*\$ (?P<cmd>.+?)\s*$", re.M)]
 
 
 def t_agent_style(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[str, Any]) -> Result:
-    """The same command approval drawn by another agent."""
+    """The same command approval drawn by another agent: benign ones stay answered (with that
+    agent's keys), dangerous ones stay escalated."""
     agent = exp.get("agent")
-    if exp.get("state") != "asking" or exp.get("prompt_kind") != "tool_permission" or inp.get("run_state"):
+    # A dangerous case without a stated kind qualifies only when an agent asks to run the command
+    # (a shell's own question is dangerous for what its output says, not for the command line).
+    command_approval = exp.get("prompt_kind") == "tool_permission" or (
+        "prompt_kind" not in exp and exp.get("risk") == "dangerous" and _AGENT_ASKS.search(text) is not None)
+    if exp.get("state") != "asking" or not command_approval or inp.get("run_state"):
         return None
     cmd = None
     for rx in _CMD_PATTERNS:
@@ -212,6 +255,13 @@ COMBINABLE = ("rewrap", "ansi_noise", "scrollback", "stale_prompt")
 # --------------------------------------------------------------------------- expansion
 
 
+def case_hash(suite: Suite, case: ScreenCase) -> str:
+    """The content of a golden case as expansion read it (its fields and its screen text)."""
+    blob = json.dumps(case.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\x00" + \
+        suite.screen_text(case)
+    return hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
 def _variants_of(suite: Suite, case: ScreenCase, n: int, seed: int) -> list[dict[str, Any]]:
     rng = random.Random(f"paneward-expand:{seed}:{suite.name}:{case.id}")
     text = suite.screen_text(case)
@@ -235,6 +285,7 @@ def _variants_of(suite: Suite, case: ScreenCase, n: int, seed: int) -> list[dict
             plan.append([first, extra])
     out = []
     seen: set[str] = set()
+    origin_hash = case_hash(suite, case)
     for k, names in enumerate(plan):
         t, i2, e2 = text, dict(inp), dict(exp)
         ok = True
@@ -251,7 +302,8 @@ def _variants_of(suite: Suite, case: ScreenCase, n: int, seed: int) -> list[dict
         if vid in seen:
             vid = f"{vid}.{k}"
         seen.add(vid)
-        variant = {"id": vid, "kind": "screen", "origin": case.id, "transform": tname,
+        variant = {"id": vid, "kind": "screen", "origin": case.id, "origin_hash": origin_hash, "seed": seed,
+                   "transform": tname,
                    "tags": [*case.tags, "synthetic", *(f"transform:{x}" for x in names)],
                    "severity": case.severity, "must_pass": case.must_pass,
                    "input": {**i2, "text": t}, "expected": e2}
@@ -271,7 +323,7 @@ def expand_suite(suite: Suite, *, variants_per_case: int, seed: int) -> tuple[di
             cases.extend(_variants_of(suite, case, variants_per_case, seed))
     header = {"suite": f"{suite.name}.s{seed}", "format_version": 1, "version": suite.version,
               "description": f"Synthetic variants of {suite.name} (seed {seed}, {variants_per_case} per case).",
-              "kind": "screen", "origin_suite": suite.name, "seed": seed,
+              "kind": "screen", "origin_suite": suite.name, "seed": seed, "variants_per_case": variants_per_case,
               "defaults": {"tags": []}}
     header["origin_hash"] = suite.content_hash
     return header, cases
@@ -295,3 +347,17 @@ def write_expanded(suite: Suite, *, variants_per_case: int, seed: int, out_dir: 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_jsonl(header, cases), encoding="utf-8")
     return path, len(cases)
+
+
+def check_origins(expanded: Suite, golden: Suite) -> None:
+    """Refuse an expanded suite whose origin cases changed (or vanished) since it was made."""
+    current = {c.id: case_hash(golden, c) for c in golden.cases if isinstance(c, ScreenCase)}
+    stale = sorted({c.origin for c in expanded.cases
+                    if c.origin is not None and current.get(c.origin) != c.origin_hash})
+    if stale:
+        h = expanded.header
+        more = f" (+{len(stale) - 3} more)" if len(stale) > 3 else ""
+        raise SuiteError(f"{expanded.path}: expanded from {golden.name} cases that have changed since: "
+                         f"{', '.join(stale[:3])}{more}",
+                         f"regenerate it: supervisor eval expand --suite {golden.name} --variants-per-case "
+                         f"{h.variants_per_case or 3} --seed {h.seed if h.seed is not None else 0}")

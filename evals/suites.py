@@ -249,8 +249,13 @@ class _CaseBase(_M):
     """No candidate may break this case."""
     origin: str | None = None
     """For synthetic variants: the golden case id it came from."""
+    origin_hash: str | None = None
+    """For synthetic variants: the golden case's content hash when it was expanded (a changed
+    origin makes the variant stale: the expanded suite is refused until regenerated)."""
     transform: str | None = None
     """For synthetic variants: the transform(s) that made it."""
+    seed: int | None = None
+    """For synthetic variants: the expansion seed."""
     note: str = ""
     """Why the expectation is what it is (for reviewers)."""
 
@@ -289,6 +294,7 @@ class SuiteHeader(_M):
     origin_suite: str | None = None
     """For expanded suites: the golden suite they came from."""
     seed: int | None = None
+    variants_per_case: int | None = None
     origin_hash: str | None = None
     """For expanded suites: the content hash of the golden suite at expansion time."""
 
@@ -517,10 +523,22 @@ def _add_case(cases: list[Any], lines: dict[str, int], case: Any, src: str, n: i
     cases.append(case)
 
 
-def load_suite_file(path: str | Path) -> Suite:
+def load_suite_file(path: str | Path, *, check_origin: bool = True) -> Suite:
+    """Load and validate a suite file. An expanded suite is checked against its golden suite (beside
+    its folder): variants of origin cases that changed since are refused."""
     p = Path(path)
     text = read_text(p, SuiteError, "suite file", "run `supervisor eval list` to see the suites")
-    return parse_suite(text, p)
+    suite = parse_suite(text, p)
+    if check_origin and suite.expanded:
+        from evals.expand import check_origins
+
+        origin = suite.header.origin_suite
+        golden = next((f for f in suite_files(p.parent.parent) if suite_name_of(f) == origin), None)
+        if golden is None:
+            raise SuiteError(f"{p}: its golden suite {origin!r} is not in {p.parent.parent}",
+                             "delete the expanded file, or put the golden suite back")
+        check_origins(suite, load_suite_file(golden, check_origin=False))
+    return suite
 
 
 def suite_files(root: Path | None = None, *, include_expanded: bool = False) -> list[Path]:

@@ -65,3 +65,69 @@ def test_refuses_expanded_and_overwrite(small_suites: Path, tmp_path: Path) -> N
         write_expanded(load_suite_file(golden), variants_per_case=1, seed=9, out_dir=g)
     assert "refusing to overwrite" in info.value.one_line()
     assert golden.read_bytes() == before
+
+
+def test_rewrap_wraps_mid_word_at_the_column_and_redraws_rules() -> None:
+    import random
+
+    from evals.expand import t_rewrap
+
+    line = "x" * 50 + " supercalifragilistic " + "y" * 100
+    text = "─" * 120 + "\n" + line
+    out, inp, _ = t_rewrap(random.Random(1), text, {"width": 120}, {})
+    width = inp["width"]
+    rows = out.split("\n")
+    assert rows[0] == "─" * width
+    assert "".join(rows[1:]) == line and all(len(r) <= width for r in rows[1:])
+    assert all(len(r) == width for r in rows[1:-1]), "every full row is cut at the column, words or not"
+
+
+def test_stale_prompts_are_the_panes_own(small_suites: Path) -> None:
+    """An answered prompt further up is one that kind of pane shows: never aider's or a shell's
+    prompt line pasted into Claude's or Codex's pane."""
+    import random
+
+    from evals.expand import t_stale_prompt
+
+    for seed in range(20):
+        rng = random.Random(seed)
+        claude, _, _ = t_stale_prompt(rng, "❯ ", {}, {"agent": "claude", "state": "idle"})
+        top = claude.split("\n")[0]
+        assert top.startswith("⏺ Bash("), top
+        assert "(Y)es/(N)o" not in claude and not any(ln.startswith("Do you want") for ln in claude.split("\n"))
+        codex, _, _ = t_stale_prompt(rng, "› ", {}, {"agent": "codex"})
+        assert codex.startswith("• Ran ") and "(Y)es/(N)o" not in codex
+        aider, _, _ = t_stale_prompt(rng, "> ", {}, {"agent": "aider"})
+        assert aider.startswith("Run shell command? (Y)es/(N)o")
+
+
+def test_danger_cases_get_other_agents_styles_and_stay_escalations() -> None:
+    suite = load_suite_file(DEFAULT_SUITES_DIR / "danger.yaml")
+    _, cases = expand_suite(suite, variants_per_case=6, seed=4)
+    styled = [c for c in cases if c["transform"] == "agent_style"]
+    golden = {c.id: c for c in suite.cases}
+    dangerous = [c for c in styled if golden[c["origin"]].expected.risk == "dangerous"]
+    assert len(dangerous) >= 10
+    for c in dangerous:
+        assert c["expected"]["decision"] == "escalate" and c["expected"]["risk"] == "dangerous"
+        assert "keys" not in c["expected"] and c["expected"]["agent"] in ("claude", "codex", "gemini", "aider",
+                                                                          "opencode")
+
+
+def test_variants_record_seed_and_origin_hash_and_stale_ones_are_refused(small_suites: Path) -> None:
+    suite = resolve_suites("mini", small_suites)[0]
+    path, n = write_expanded(suite, variants_per_case=2, seed=13)
+    loaded = load_suite_file(path)
+    assert n and all(c.seed == 13 and c.origin_hash for c in loaded.cases)
+    assert loaded.header.variants_per_case == 2
+    # edit one golden case: its variants are stale, the expanded suite is refused
+    golden = small_suites / "mini.yaml"
+    golden.write_text(golden.read_text().replace("Remove the old checkout", "Remove the older checkout"))
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(path)
+    msg = info.value.one_line()
+    assert "danger-claude" in msg and "changed" in msg
+    assert "supervisor eval expand --suite mini --variants-per-case 2 --seed 13" in msg
+    # regenerating fixes it
+    write_expanded(resolve_suites("mini", small_suites)[0], variants_per_case=2, seed=13)
+    assert len(load_suite_file(path).cases) == n
