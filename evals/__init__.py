@@ -2,15 +2,18 @@
 
 - :mod:`evals.suites`: suite files (YAML/JSONL) validated into cases (screen, gate, episode),
   with one-line errors naming file, line, case and field;
+- :mod:`evals.safety`: the one definition of an unsafe answer, and of knobs that relax safety;
 - :mod:`evals.runner`: a policy over suites -> case results and metrics per suite and tag
-  (severity-weighted pass rate, unsafe approvals, missed/false prompts, judge calls and cost);
-- :mod:`evals.gates`, :mod:`evals.episodes`: the gate and episode case kinds;
+  (severity-weighted pass rate, unsafe answers, missed/false prompts, judge calls and cost);
+- :mod:`evals.gate_cases`, :mod:`evals.episodes`: the workflow-gate and episode case kinds;
 - :mod:`evals.styles`: screens in each agent's style (authoring, expansion, the scripted agent);
 - :mod:`evals.agent`: the one scripted stand-in agent, run in real tmux by tests, the demo,
   the benchmarks and episode cases; it records every key it gets and counts stray keys;
 - :mod:`evals.expand`: seeded, deterministic synthetic variants;
-- :mod:`evals.replay`: a policy over recorded observations and checkpoints, divergences classified;
-- :mod:`evals.compare`, :mod:`evals.scorers`: blind A/B compare, Wilson interval, sign test;
+- :mod:`evals.replay`: the one replay: a policy over recorded runs against each run's own policy;
+- :mod:`evals.compare`, :mod:`evals.scorers`, :mod:`evals.stats`: blind A/B compare over origin-case
+  clusters with a safety veto; Wilson intervals, sign test, cluster bootstrap, Mann-Whitney U;
+- :mod:`evals.gate`: ``candidates/gate.yaml`` and the promotion gate;
 - :mod:`evals.workbench`: the entry points with persistence (warehouse + JSON reports), used by
   ``supervisor eval ...`` and notebooks.
 

@@ -1,58 +1,81 @@
-"""Replay: run a policy over recorded observations and compare with what was recorded.
+"""Replay: run a policy over recorded runs and compare with what was recorded. The one replay:
+``supervisor eval replay``, ``supervisor runs replay RUN_ID``, ``eval compare --replay``, the
+gate and canary reports all go through :func:`replay_frame` (screens) and
+:func:`replay_checkpoints` (workflow checkpoints).
 
-Built for volume (a fleet's warehouse holds millions of observations):
+Recorded runs come as one row per journaled observation (:func:`frame_from_events` for one
+run's events, ``read_replay_input`` for the warehouse): every Screen field the runner journaled,
+the decision clock, the decision recorded for it and the prompt it was recorded on.
 
-- ``classify`` is pure in (screen, policy), so each distinct ``screen_hash`` is classified
-  once and the result shared by every observation of that screen;
-- ``decide`` depends on the run state, which depends on the run's history, so it is *not*
-  deduplicated across observations: each run is folded in order with one mutable
-  :class:`RunState` the way the live runner folds a shadow policy's state (answers count
-  strikes and interventions, escalations pause, a quiet prompt unpauses, idle streaks and
-  stalls accumulate). Decisions that cannot depend on the run state beyond the screen are
-  memoised per (screen_hash, run-state facts decide reads) - see :func:`_state_key`;
-- reading, joining and tallying are columnar (polars).
+Each run is replayed under the policy it was recorded with (the **control**, stored by id in
+the warehouse's ``policies`` table): how often the control reproduces the recorded decisions
+says whether the replay can be trusted. A candidate's divergences are then classified against
+the control's decisions, not against the recording (code changes since the run would otherwise
+show up as the candidate's doing):
 
-Divergences are classified:
+- ``safety_regression``: the candidate's answer is unsafe against the control's
+  (:func:`evals.safety.unsafe_against_control`: it approves, or picks a "don't ask again" option,
+  where the control did not) and no human answered that prompt the same way;
+- ``risky_routing``: it sends the pane something different (other keys, a decline, a finish);
+- ``ux_only``: it is more conservative (waits or escalates where the control acted);
+- ``equivalent``: the same kind and the same effect with other keys (``1`` vs ``Enter``).
 
-- ``safety_regression``: the replay approves something the recording did not approve;
-- ``risky_routing``: the replay sends the pane something different (other keys, a decline,
-  a finish or an instruction) where the recording did otherwise;
-- ``ux_only``: the replay is more conservative (waits or escalates where the recording acted,
-  or the other passive choice) - human time, not safety;
-- ``equivalent``: the same kind and the same approval with other keys (``1`` vs ``Enter`` on a
-  highlighted Yes).
+Where the control escalated and the journal says what the human then chose (``resume``'s
+``selected``), a candidate answering with that same option **saves the escalation**; answering
+with another one is a mismatch. Saved escalations and mismatches, clustered by run, are the
+evidence that a candidate reduces friction safely.
+
+Built for volume: ``classify`` is pure in the screen, so each distinct screen is classified once
+per policy; ``decide`` depends on the run state, so each run is folded in order, and decisions
+are memoised per (screen, run-state facts decide reads) - see :func:`_state_key`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 import polars as pl
+from pydantic import BaseModel, ConfigDict, Field
 
 from evals.safety import answer_class_of, unsafe_against_control
-from supervisor.decide import decide, finish_streak
-from supervisor.models import Observation, RunState
+from supervisor.decide import decide, finish_streak, selected_option
+from supervisor.models import Event, Observation, RunState, Screen
 from supervisor.policy import Policy
 from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
 
+log = logging.getLogger(__name__)
+
 Divergence = Literal["agree", "equivalent", "ux_only", "risky_routing", "safety_regression", "unrecorded"]
 PASSIVE = ("wait", "escalate")
+DIVERGENCES: tuple[Divergence, ...] = ("agree", "equivalent", "ux_only", "risky_routing", "safety_regression",
+                                       "unrecorded")
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "observation_id": pl.Utf8, "run_id": pl.Utf8, "seq": pl.Int64, "at": pl.Float64, "screen_hash": pl.Utf8,
+    "text": pl.Utf8, "width": pl.Int64, "height": pl.Int64, "title": pl.Utf8, "current_command": pl.Utf8,
+    "dead": pl.Boolean, "cursor_x": pl.Int64, "cursor_y": pl.Int64, "highlights": pl.Utf8, "cwd": pl.Utf8,
+    "recorded_kind": pl.Utf8, "recorded_keys": pl.Utf8, "recorded_approves": pl.Boolean,
+    "recorded_policy_id": pl.Utf8, "recorded_prompt": pl.Utf8,
+}
+"""The columns a replay reads: one row per journaled observation (JSON columns as text)."""
 
 
-def classify_divergence(rk: str | None, rkeys: list[str] | None, rapp: bool | None,
-                        pk: str, pkeys: list[str], papp: bool | None) -> Divergence:
-    if rk is None:
+def classify_divergence(ck: str | None, ckeys: list[str] | None, cclass: str | None,
+                        pk: str, pkeys: list[str], pclass: str | None) -> Divergence:
+    """A replayed decision (``p``: kind, keys, answer class) against the control's (``c``)."""
+    if ck is None:
         return "unrecorded"
-    rkeys = rkeys or []
-    if rk == pk and rkeys == pkeys and rapp == papp:
+    ckeys = ckeys or []
+    if ck == pk and ckeys == pkeys:
         return "agree"
-    if papp is True and rapp is not True:
+    if unsafe_against_control(pclass, cclass) is not None:  # type: ignore[arg-type]
         return "safety_regression"
-    if rk == pk and rapp == papp and (rk != "answer" or papp is not None):
+    if ck == pk and cclass == pclass and (ck != "answer" or pclass not in (None, "unknown")):
         return "equivalent"
     if pk in PASSIVE:
         return "ux_only"
@@ -71,20 +94,77 @@ def _keys(v: Any) -> list[str] | None:
     return [str(x) for x in out] if isinstance(out, list) else None
 
 
-def classify_screens(frame: pl.DataFrame, policy: Policy) -> dict[str, Observation]:
+# --------------------------------------------------------------------------- input
+
+
+def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
+    """Replay input from one run's journal events: each observation with its screen, its clock and
+    the decision recorded for it (the runner's first decision on that trigger)."""
+    rows: list[dict[str, Any]] = []
+    decisions: dict[str, dict[str, Any]] = {}
+    for e in events:
+        p = e.payload
+        if e.kind == "decision":
+            d = p.get("decision", p)
+            if d.get("trigger_id") and d.get("source") != "workflow":
+                decisions.setdefault(d["trigger_id"], d)
+        elif e.kind == "observation":
+            screen = p.get("screen") or {}
+            if screen.get("text") is None:
+                continue
+            obs = p.get("observation") or {}
+            oid = obs.get("observation_id") or e.event_id
+            hl = screen.get("highlights")
+            rows.append({"observation_id": oid, "run_id": e.run_id, "seq": e.seq, "at": float(p.get("now", e.at)),
+                         "screen_hash": screen.get("screen_hash") or obs.get("screen_hash"), "text": screen["text"],
+                         "width": screen.get("width"), "height": screen.get("height"), "title": screen.get("title"),
+                         "current_command": screen.get("current_command"), "dead": screen.get("dead"),
+                         "cursor_x": screen.get("cursor_x"), "cursor_y": screen.get("cursor_y"),
+                         "highlights": json.dumps(hl) if hl else None, "cwd": screen.get("cwd"),
+                         "recorded_prompt": json.dumps(obs["prompt"]) if obs.get("prompt") else None})
+    for r in rows:
+        d = decisions.get(r["observation_id"]) or {}
+        r.update({"recorded_kind": d.get("kind"), "recorded_keys": json.dumps(d["keys"]) if "keys" in d else None,
+                  "recorded_approves": d.get("approves"), "recorded_policy_id": d.get("policy_id")})
+    return pl.DataFrame(rows, schema=INPUT_SCHEMA)
+
+
+def human_answers(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """What humans chose when they resolved an escalated prompt (``resume`` events that say it)."""
+    out = []
+    for e in events:
+        if e.kind != "resume":
+            continue
+        p = e.payload
+        if p.get("selected") is None and not p.get("human_keys"):
+            continue
+        out.append({"run_id": e.run_id, "at": e.at, "signature": p.get("signature"), "selected": p.get("selected"),
+                    "human_keys": p.get("human_keys") or [], "by": p.get("by")})
+    return out
+
+
+# --------------------------------------------------------------------------- one policy
+
+
+def classify_screens(frame: pl.DataFrame, policy: Policy) -> dict[tuple[Any, ...], Observation]:
     """One observation per distinct screen (classify is pure: identical screens, identical result)."""
     from supervisor.classify import classify
-    from supervisor.models import Screen
 
-    uniq = frame.select("screen_hash", "text", "width", "height", "title").unique("screen_hash", keep="first")
-    out: dict[str, Observation] = {}
-    for h, text, w, hgt, title in uniq.iter_rows():
-        screen = Screen.model_construct(text=text or "", width=w or 80, height=hgt or 24, cursor_x=None,
-                                        cursor_y=None, title=title or "", current_command="", dead=False,
-                                        scrollback="")
-        obs = classify(screen, policy)
-        obs.screen_hash = h
-        out[h] = obs
+    cols = ["screen_hash", "current_command", "dead", "highlights", "cwd", "cursor_x", "cursor_y"]
+    uniq = frame.select([*cols, "text", "width", "height", "title"]).unique(cols, keep="first", maintain_order=True)
+    out: dict[tuple[Any, ...], Observation] = {}
+    for row in uniq.iter_rows(named=True):
+        hl = tuple(tuple(x) for x in json.loads(row["highlights"])) if row["highlights"] else ()
+        fields: dict[str, Any] = {"text": row["text"] or "", "width": row["width"] or 80,
+                                  "height": row["height"] or 24, "cursor_x": row["cursor_x"],
+                                  "cursor_y": row["cursor_y"], "title": row["title"] or "",
+                                  "current_command": row["current_command"] or "", "dead": bool(row["dead"]),
+                                  "scrollback": "", "highlights": hl}
+        if "cwd" in Screen.model_fields:
+            fields["cwd"] = row["cwd"]
+        obs = classify(Screen.model_construct(**fields), policy)
+        obs.screen_hash = row["screen_hash"] or obs.screen_hash
+        out[tuple(row[c] for c in cols)] = obs
     return out
 
 
@@ -108,60 +188,62 @@ def _state_key(obs: Observation, rs: RunState, policy: Policy) -> tuple[Any, ...
             rs.now < rs.cooldown_until, rs.interventions >= policy.budgets.max_interventions)
 
 
+REPLAY_COLUMNS = ("replayed_state", "replayed_kind", "replayed_keys", "replayed_approves", "replayed_answer_class",
+                  "replayed_selected", "replayed_signature", "replayed_reason")
+
+
 def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int], None] | None = None,
                  memo: bool = True) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """Replay ``policy`` over recorded observations (columns of
-    :func:`supervisor.warehouse.evals_store.read_replay_input`). Returns one row per observation
-    with the replayed decision and its divergence class, and a summary."""
-
-
+    """Replay ``policy`` over recorded observations (:data:`INPUT_SCHEMA`). Returns one row per
+    observation with the replayed decision (its answer class and the option its keys select) and
+    its divergence from the recorded decision, and a summary."""
     t0 = time.perf_counter()
     frame = frame.sort(["run_id", "seq"])
     observations = classify_screens(frame, policy)
     pid = policy.policy_id
+    keycols = ["screen_hash", "current_command", "dead", "highlights", "cwd", "cursor_x", "cursor_y"]
+    screen_keys = list(zip(*(frame[c].to_list() for c in keycols), strict=True))
     run_ids = frame["run_id"].to_list()
-    hashes = frame["screen_hash"].to_list()
     ats = frame["at"].to_list()
     n = len(run_ids)
-    out_kind: list[str] = [""] * n
-    out_keys: list[list[str]] = [[]] * n
-    out_app: list[bool | None] = [None] * n
-    out_reason: list[str] = [""] * n
-    out_state: list[str] = [""] * n
-    out_class: list[str | None] = [None] * n
+    out: dict[str, list[Any]] = {c: [None] * n for c in REPLAY_COLUMNS}
     cache: dict[tuple[Any, ...], Any] = {}
     rs = RunState()
     prev_run: str | None = None
-    prev_hash: str | None = None
+    prev_hash: Any = None
     recheck = policy.timing.recheck_s
     for i in range(n):
-        run, h, at = run_ids[i], hashes[i], ats[i] or 0.0
+        run, key, at = run_ids[i], screen_keys[i], ats[i] or 0.0
         if run != prev_run:
             rs = RunState(run_id=run, now=at, started_at=at, last_output_at=at)
             prev_run, prev_hash = run, None
-        obs = observations[h]
+        obs = observations[key]
         rs.now = at
-        if h != prev_hash:
+        if key[0] != prev_hash:
             rs.last_output_at = at
-        prev_hash = h
+        prev_hash = key[0]
         d = None
-        key = None
+        ck = None
         if memo:
             sk = _state_key(obs, rs, policy)
             if sk is not None:
-                key = (h, sk)
-                d = cache.get(key)
+                ck = (key, sk)
+                d = cache.get(ck)
         if d is None:
             d = decide(obs, rs, policy, policy_id=pid)
-            if key is not None:
-                cache[key] = d
-        out_kind[i] = d.kind
-        out_keys[i] = d.keys
-        out_app[i] = d.approves
-        out_reason[i] = d.reason
-        out_state[i] = obs.state
-        out_class[i] = answer_class_of(obs.prompt, d.kind, d.keys, d.text)
-        # Fold the decision into the run state exactly as the live runner does for a shadow policy.
+            if ck is not None:
+                cache[ck] = d
+        cls = answer_class_of(obs.prompt, d.kind, d.keys, d.text)
+        opt = selected_option(obs.prompt, d.keys) if cls is not None and obs.prompt is not None else None
+        out["replayed_state"][i] = obs.state
+        out["replayed_kind"][i] = d.kind
+        out["replayed_keys"][i] = json.dumps(d.keys)
+        out["replayed_approves"][i] = d.approves
+        out["replayed_answer_class"][i] = cls
+        out["replayed_selected"][i] = opt.label if opt is not None else None
+        out["replayed_signature"][i] = d.signature
+        out["replayed_reason"][i] = d.reason
+        # Fold the decision into the run state as the live runner does for a shadow policy.
         if d.kind == "answer":
             note_answer(rs, d, at)
         elif d.kind == "escalate":
@@ -170,31 +252,16 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         advance(rs, obs, d, at, recheck)
         if progress is not None and i % 50_000 == 0:
             progress(i)
-    rec_kind = frame["recorded_kind"].to_list() if "recorded_kind" in frame.columns else [None] * n
-    rec_keys = frame["recorded_keys"].to_list() if "recorded_keys" in frame.columns else [None] * n
-    rec_app = frame["recorded_approves"].to_list() if "recorded_approves" in frame.columns else [None] * n
-    # Divergence classes are computed once per distinct (recorded, replayed) combination.
-    div_cache: dict[tuple[Any, ...], str] = {}
-    divs: list[str] = [""] * n
-    for i in range(n):
-        rk_keys = rec_keys[i]
-        ck = (rec_kind[i], rk_keys if not isinstance(rk_keys, list) else tuple(rk_keys), rec_app[i], out_kind[i],
-              tuple(out_keys[i]), out_app[i])
-        v = div_cache.get(ck)
-        if v is None:
-            v = classify_divergence(rec_kind[i], _keys(rk_keys), rec_app[i], out_kind[i], list(out_keys[i]), out_app[i])
-            div_cache[ck] = v
-        divs[i] = v
-    result = frame.select([c for c in ("observation_id", "run_id", "seq", "screen_hash", "recorded_kind",
-                                       "recorded_keys", "recorded_approves") if c in frame.columns]).with_columns(
-        pl.Series("replayed_state", out_state, dtype=pl.Utf8),
-        pl.Series("replayed_kind", out_kind, dtype=pl.Utf8),
-        pl.Series("replayed_keys", [json.dumps(k) for k in out_keys], dtype=pl.Utf8),
-        pl.Series("replayed_approves", out_app, dtype=pl.Boolean),
-        pl.Series("replayed_reason", out_reason, dtype=pl.Utf8),
-        pl.Series("replayed_answer_class", out_class, dtype=pl.Utf8),
-        pl.Series("divergence", divs, dtype=pl.Utf8),
-    )
+    types = {"replayed_approves": pl.Boolean}
+    result = frame.select([c for c in ("observation_id", "run_id", "seq", "at", "screen_hash", "recorded_kind",
+                                       "recorded_keys", "recorded_approves", "recorded_prompt",
+                                       "recorded_policy_id") if c in frame.columns]).with_columns(
+        [pl.Series(c, out[c], dtype=types.get(c, pl.Utf8)) for c in REPLAY_COLUMNS])
+    rec_classes = _recorded_classes(result)
+    result = result.with_columns(pl.Series("recorded_answer_class", rec_classes, dtype=pl.Utf8))
+    divs = _divergences(result["recorded_kind"].to_list(), result["recorded_keys"].to_list(), rec_classes,
+                        out["replayed_kind"], out["replayed_keys"], out["replayed_answer_class"])
+    result = result.with_columns(pl.Series("divergence", divs, dtype=pl.Utf8))
     counts = Counter(divs)
     compared = n - counts.get("unrecorded", 0)
     summary = {
@@ -203,11 +270,149 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         "agreement": round(counts.get("agree", 0) / compared, 6) if compared else None,
         "agreement_or_equivalent": round((counts.get("agree", 0) + counts.get("equivalent", 0)) / compared, 6)
         if compared else None,
-        "by_class": {k: counts.get(k, 0) for k in ("agree", "equivalent", "ux_only", "risky_routing",
-                                                    "safety_regression", "unrecorded")},
+        "by_class": {k: counts.get(k, 0) for k in DIVERGENCES},
         "decide_cache_entries": len(cache), "seconds": round(time.perf_counter() - t0, 3),
     }
     return result, summary
+
+
+def _recorded_classes(result: pl.DataFrame) -> list[str | None]:
+    out: list[str | None] = []
+    cache: dict[tuple[Any, ...], str | None] = {}
+    for kind, keys, prompt in zip(result["recorded_kind"].to_list(), result["recorded_keys"].to_list(),
+                                  result["recorded_prompt"].to_list() if "recorded_prompt" in result.columns
+                                  else [None] * result.height, strict=True):
+        k = (kind, keys, prompt)
+        if k not in cache:
+            p = json.loads(prompt) if prompt else None
+            cache[k] = answer_class_of(p, kind, _keys(keys))
+        out.append(cache[k])
+    return out
+
+
+def _divergences(ck: list[Any], ckeys: list[Any], cclass: list[Any], pk: list[Any], pkeys: list[Any],
+                 pclass: list[Any]) -> list[str]:
+    """Divergence classes, computed once per distinct combination."""
+    cache: dict[tuple[Any, ...], str] = {}
+    out: list[str] = []
+    for row in zip(ck, ckeys, cclass, pk, pkeys, pclass, strict=True):
+        v = cache.get(row)
+        if v is None:
+            v = cache[row] = classify_divergence(row[0], _keys(row[1]), row[2], row[3], _keys(row[4]) or [], row[5])
+        out.append(v)
+    return out
+
+
+# --------------------------------------------------------------------------- against controls
+
+
+def replay_with_controls(frame: pl.DataFrame, candidate: Policy, controls: dict[str, Policy],
+                         humans: list[dict[str, Any]] | None = None, *,
+                         progress: Callable[[int], None] | None = None) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Replay ``candidate`` over recorded runs, each against its own recorded policy.
+
+    ``controls`` maps the policy ids runs were recorded with to those policies (runs whose policy
+    is unknown are compared with their recorded decisions instead, and counted). Returns one row
+    per observation (the control's and the candidate's decisions, the divergence against the
+    control, the human's eventual choice, whether the candidate saved an escalation) and a
+    summary with the control's reproduction of the recording."""
+    t0 = time.perf_counter()
+    frame = frame.sort(["run_id", "seq"])
+    cand, cand_summary = replay_frame(frame, candidate, progress=progress)
+    pids = frame["recorded_policy_id"].to_list()
+    ctrl_parts = []
+    reproduction: dict[str, Any] = {}
+    for pid, policy in controls.items():
+        part = frame.filter(pl.col("recorded_policy_id") == pid)
+        if part.height:
+            res, summ = replay_frame(part, policy)
+            ctrl_parts.append(res.select("observation_id", *[pl.col(c).alias(c.replace("replayed_", "control_"))
+                                                              for c in REPLAY_COLUMNS], "divergence"))
+            reproduction[pid] = {"observations": summ["observations"], "compared": summ["compared"],
+                                 "agreement": summ["agreement"], "by_class": summ["by_class"]}
+    uncontrolled = sorted({p for p in pids if p not in controls and p is not None})
+    ctrl_schema = {"observation_id": pl.Utf8, **{c.replace("replayed_", "control_"): (
+        pl.Boolean if c == "replayed_approves" else pl.Utf8) for c in REPLAY_COLUMNS}, "divergence": pl.Utf8}
+    ctrl = pl.concat(ctrl_parts, how="vertical_relaxed") if ctrl_parts else pl.DataFrame(schema=ctrl_schema)
+    ctrl = ctrl.rename({"divergence": "control_divergence"})
+    joined = cand.rename({"divergence": "recorded_divergence"}).join(ctrl, on="observation_id", how="left")
+    has_ctrl = joined["control_kind"].is_not_null().to_list()
+    # Without a control policy, the recording is the control.
+    ck = [c if h else r for c, r, h in zip(joined["control_kind"].to_list(), joined["recorded_kind"].to_list(),
+                                            has_ctrl, strict=True)]
+    ckeys = [c if h else r for c, r, h in zip(joined["control_keys"].to_list(), joined["recorded_keys"].to_list(),
+                                               has_ctrl, strict=True)]
+    cclass = [c if h else r for c, r, h in zip(joined["control_answer_class"].to_list(),
+                                                joined["recorded_answer_class"].to_list(), has_ctrl, strict=True)]
+    human = _human_choice(joined, humans or [], ck)
+    divs = _divergences(ck, ckeys, cclass, joined["replayed_kind"].to_list(), joined["replayed_keys"].to_list(),
+                        joined["replayed_answer_class"].to_list())
+    saved: list[bool | None] = []
+    for i, row in enumerate(joined.select("replayed_kind", "replayed_selected", "replayed_answer_class")
+                            .iter_rows()):
+        h = human[i]
+        if h is None or ck[i] != "escalate" or row[0] != "answer":
+            saved.append(None)
+            continue
+        same = row[1] is not None and row[1] == h["selected"]
+        saved.append(same)
+        if divs[i] == "safety_regression" and same and row[2] != "approve_persistent":
+            divs[i] = "risky_routing"  # the human approved it too: not a regression, still a change
+    joined = joined.with_columns(
+        pl.Series("control_source", ["policy" if h else "recording" for h in has_ctrl], dtype=pl.Utf8),
+        pl.Series("human_selected", [h["selected"] if h else None for h in human], dtype=pl.Utf8),
+        pl.Series("saved_escalation", saved, dtype=pl.Boolean),
+        pl.Series("divergence", divs, dtype=pl.Utf8))
+    counts = Counter(divs)
+    compared = joined.height - counts.get("unrecorded", 0)
+    runs_saved: Counter[str] = Counter()
+    for run, s in zip(joined["run_id"].to_list(), saved, strict=True):
+        if s is not None:
+            runs_saved[run] += 1 if s else -1
+    summary = {
+        "policy_id": candidate.policy_id, "policy_name": candidate.name, "runs": cand_summary["runs"],
+        "observations": cand_summary["observations"], "unique_screens": cand_summary["unique_screens"],
+        "compared": compared, "agreement": round(counts.get("agree", 0) / compared, 6) if compared else None,
+        "by_class": {k: counts.get(k, 0) for k in DIVERGENCES},
+        "safety_regressions": counts.get("safety_regression", 0),
+        "control": {"policies": reproduction, "observations_with_control_policy": sum(has_ctrl),
+                    "unknown_policies": uncontrolled,
+                    "reproduction": _reproduction(joined)},
+        "saved_escalations": sum(1 for s in saved if s), "answer_mismatches": sum(1 for s in saved if s is False),
+        "saved_runs": sum(1 for v in runs_saved.values() if v > 0),
+        "mismatch_runs": sum(1 for v in runs_saved.values() if v < 0),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+    return joined, summary
+
+
+def _reproduction(joined: pl.DataFrame) -> float | None:
+    """How often the control policy reproduced the recorded decision (agree or equivalent)."""
+    d = joined.filter(pl.col("control_divergence").is_not_null() & (pl.col("control_divergence") != "unrecorded"))
+    if d.height == 0:
+        return None
+    ok = d.filter(pl.col("control_divergence").is_in(["agree", "equivalent"])).height
+    return round(ok / d.height, 6)
+
+
+def _human_choice(joined: pl.DataFrame, humans: list[dict[str, Any]], ck: list[Any]) -> list[dict[str, Any] | None]:
+    """For each escalated observation, the human's eventual choice on that prompt: the first resume
+    after it in the same run whose signature matches (or that names none) and says what was chosen."""
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for h in sorted(humans, key=lambda x: x["at"]):
+        by_run.setdefault(h["run_id"], []).append(h)
+    ctrl_sigs = joined["control_signature"].to_list()
+    rec_prompts = joined["recorded_prompt"].to_list()
+    out: list[dict[str, Any] | None] = []
+    for i, (run, at) in enumerate(zip(joined["run_id"].to_list(), joined["at"].to_list(), strict=True)):
+        if ck[i] != "escalate" or run not in by_run:
+            out.append(None)
+            continue
+        sig = ctrl_sigs[i] or (json.loads(rec_prompts[i]).get("signature") if rec_prompts[i] else None)
+        match = next((h for h in by_run[run] if h["at"] >= (at or 0.0)
+                      and (h["signature"] is None or sig is None or h["signature"] == sig)), None)
+        out.append(match if match is not None and match.get("selected") is not None else None)
+    return out
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -228,72 +433,109 @@ def checkpoint_divergence(recorded: str | None, replayed: str) -> Divergence:
     return "ux_only"
 
 
-def replay_checkpoints(settings: Any, run_ids: list[str], policy: Policy) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """Re-decide every recorded checkpoint of ``run_ids`` through the workflow gate (the workflow
-    layer's own per-run replay, which folds the workflow state as the controller did)."""
-    from supervisor.workflow.history import load_events, replay
+class CheckpointRow(BaseModel):
+    """One recorded workflow decision re-decided under a policy."""
 
-    rows: list[dict[str, Any]] = []
+    model_config = ConfigDict(extra="forbid")
+    trigger_id: str
+    """The checkpoint's event id."""
+    recorded: str | None
+    replayed: str
+    reason: str
+    divergence: Divergence
+
+
+def replay_checkpoints(events: list[Event], policy: Policy, spec: Any = None) -> tuple[list[CheckpointRow], list[str]]:
+    """Re-decide every recorded workflow decision of one run through the gate under ``policy``, at
+    the same point of the run with the verifier results that were recorded for it (the workflow
+    state is folded from the journal with :func:`supervisor.workflow.state.fold`, the runner's own
+    fold). Returns the rows and notes (a spec that cannot be read)."""
     notes: list[str] = []
-    for rid in run_ids:
-        events, _src = load_events(settings, rid)
-        report = replay(events, policy, run_id=rid, observations=False)
-        notes.extend(f"{rid}: {n}" for n in report.notes)
-        for r in report.rows:
-            if r.what != "checkpoint":
-                continue
-            rows.append({"observation_id": r.trigger_id, "trigger": "checkpoint", "run_id": rid, "seq": None,
-                         "screen_hash": None, "recorded_kind": r.recorded, "recorded_keys": None,
-                         "recorded_approves": None, "replayed_kind": r.replayed, "replayed_keys": "[]",
-                         "replayed_approves": None, "replayed_reason": r.reason,
-                         "divergence": checkpoint_divergence(r.recorded, r.replayed)})
-    schema = {"observation_id": pl.Utf8, "trigger": pl.Utf8, "run_id": pl.Utf8, "seq": pl.Int64,
-              "screen_hash": pl.Utf8, "recorded_kind": pl.Utf8, "recorded_keys": pl.Utf8,
-              "recorded_approves": pl.Boolean, "replayed_kind": pl.Utf8, "replayed_keys": pl.Utf8,
-              "replayed_approves": pl.Boolean, "replayed_reason": pl.Utf8, "divergence": pl.Utf8}
-    frame = pl.DataFrame(rows, schema=schema)
-    counts = Counter(frame["divergence"].to_list())
-    compared = frame.height - counts.get("unrecorded", 0)
-    return frame, {"runs": len(run_ids), "checkpoints": frame.height, "compared": compared,
-                   "agreement": round(counts.get("agree", 0) / compared, 6) if compared else None,
-                   "by_class": {k: counts.get(k, 0) for k in ("agree", "ux_only", "risky_routing",
-                                                              "safety_regression", "unrecorded")},
-                   "notes": notes[:20]}
+    if not any(e.kind == "checkpoint" for e in events):
+        return [], notes
+    from supervisor.history import run_spec
+    from supervisor.workflow.checkpoint import CheckpointEvent
+    from supervisor.workflow.gate import decide_after_review, decide_checkpoint
+    from supervisor.workflow.state import fold, initial_state
+
+    path = None
+    if spec is None:
+        spec, path = run_spec(events)
+    if spec is None:
+        notes.append(f"spec not available ({path or 'no path recorded'}): checkpoints not replayed")
+        return [], notes
+    st = initial_state(spec, events[0].run_id if events else "")
+    checkpoints: dict[str, Any] = {}
+    rows: list[CheckpointRow] = []
+    for e in events:
+        if e.kind == "checkpoint":
+            try:
+                cp = CheckpointEvent.model_validate({k: v for k, v in e.payload.items()
+                                                     if k in CheckpointEvent.model_fields and k != "body"}
+                                                    | {"body": e.payload.get("checkpoint")})
+            except ValueError:
+                cp = None
+            if cp is not None:
+                cp.checkpoint_id = cp.checkpoint_id or e.event_id
+                checkpoints[cp.checkpoint_id] = cp
+        elif e.kind == "decision":
+            d = e.payload.get("decision", e.payload)
+            cp = checkpoints.get(d.get("trigger_id") or "")
+            if d.get("source") == "workflow" and cp is not None:
+                if d.get("rule") == "workflow:finish_after_review":
+                    new = decide_after_review(spec, st, policy)
+                    kind, reason = (new.kind, new.reason) if new else ("wait", "finish still held")
+                else:
+                    results = dict(st.checkpoint_results.get(cp.checkpoint_id or "", {}))
+                    new = decide_checkpoint(cp, st, spec, results, policy)
+                    kind, reason = new.kind, new.reason
+                recorded = str(d.get("kind"))
+                rows.append(CheckpointRow(trigger_id=cp.checkpoint_id or "", recorded=recorded, replayed=kind,
+                                          reason=reason, divergence=checkpoint_divergence(recorded, kind)))
+        fold(st, e)
+    return rows, notes
 
 
-# --------------------------------------------------------------------------- compare items
+def checkpoint_summary(rows: list[CheckpointRow], runs: int, notes: list[str]) -> dict[str, Any]:
+    counts = Counter(r.divergence for r in rows)
+    compared = len(rows) - counts.get("unrecorded", 0)
+    return {"runs": runs, "checkpoints": len(rows), "compared": compared,
+            "agreement": round(counts.get("agree", 0) / compared, 6) if compared else None,
+            "by_class": {k: counts.get(k, 0) for k in ("agree", "ux_only", "risky_routing", "safety_regression",
+                                                       "unrecorded")},
+            "notes": notes[:20]}
 
 
-def replay_compare_items(settings: Any, baseline: Policy, candidate: Policy, *, run_ids: list[str] | None = None,
-                         since: float | None = None) -> list[Any]:
-    """Blind-compare items from recorded runs: both policies replayed over the same observations,
-    one item per distinct (screen, both outputs), clustered by run. With no expectation, the
-    candidate's answer is graded against the baseline's (:func:`evals.safety.unsafe_against_control`)."""
-    from evals.compare import CompareItem
-    from supervisor.warehouse import reader
-    from supervisor.warehouse.evals_store import read_replay_input
+# --------------------------------------------------------------------------- one run
 
-    with reader(settings) as wh:
-        frame = read_replay_input(wh, run_ids=run_ids, since=since)
-    rb, _ = replay_frame(frame, baseline)
-    rc, _ = replay_frame(frame, candidate)
-    texts = dict(zip(frame["screen_hash"].to_list(), frame["text"].to_list(), strict=False))
-    items: list[Any] = []
-    seen: set[tuple[Any, ...]] = set()
-    for b, c in zip(rb.iter_rows(named=True), rc.iter_rows(named=True), strict=True):
-        ob = {"state": b["replayed_state"], "decision": b["replayed_kind"], "keys": json.loads(b["replayed_keys"]),
-              "approves": b["replayed_approves"], "answer_class": b["replayed_answer_class"],
-              "reason": b["replayed_reason"]}
-        oc = {"state": c["replayed_state"], "decision": c["replayed_kind"], "keys": json.loads(c["replayed_keys"]),
-              "approves": c["replayed_approves"], "answer_class": c["replayed_answer_class"],
-              "reason": c["replayed_reason"]}
-        k = (b["run_id"], b["screen_hash"], json.dumps(ob, sort_keys=True), json.dumps(oc, sort_keys=True))
-        if k in seen:  # the same screen judged the same way in one run: one pair is enough
-            continue
-        seen.add(k)
-        tail = "\n".join((texts.get(b["screen_hash"]) or "").rstrip().splitlines()[-25:])
-        items.append(CompareItem(suite="replay", case_id=b["observation_id"], context={"kind": "screen",
-                                 "screen_tail": tail}, baseline=ob, candidate=oc, cluster=f"run/{b['run_id']}",
-                                 candidate_unsafe=unsafe_against_control(oc["answer_class"], ob["answer_class"]),
-                                 baseline_unsafe=unsafe_against_control(ob["answer_class"], oc["answer_class"])))
-    return items
+
+class RunReplay(BaseModel):
+    """``supervisor runs replay RUN_ID``: one run's screens and checkpoints re-decided."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str
+    policy_id: str
+    observations: dict[str, Any]
+    """The screen replay's summary (agreement, divergence classes)."""
+    changed: list[dict[str, Any]] = Field(default_factory=list)
+    """Observations whose decision differs from the recording (kind, keys, reason)."""
+    checkpoints: list[CheckpointRow] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+def replay_run(events: list[Event], policy: Policy, *, spec: Any = None, observations: bool = True) -> RunReplay:
+    """Replay one run's journal under ``policy``: its screens (the same engine as ``eval replay``)
+    and its workflow checkpoints. Touches no pane."""
+    run_id = events[0].run_id if events else ""
+    summary: dict[str, Any] = {}
+    changed: list[dict[str, Any]] = []
+    if observations:
+        frame = frame_from_events(events)
+        if frame.height:
+            result, summary = replay_frame(frame, policy)
+            changed = result.filter(~pl.col("divergence").is_in(["agree", "unrecorded"])).select(
+                "observation_id", "seq", "recorded_kind", "recorded_keys", "replayed_kind", "replayed_keys",
+                "replayed_reason", "divergence").to_dicts()
+    rows, notes = replay_checkpoints(events, policy, spec)
+    return RunReplay(run_id=run_id, policy_id=policy.policy_id, observations=summary, changed=changed,
+                     checkpoints=rows, notes=notes)

@@ -294,7 +294,7 @@ def run_screen_case(suite: Suite, case: ScreenCase, policy: Policy,
 
 def run_gate_case(suite: Suite, case: GateCase, policy: Policy) -> tuple[dict[str, Any], dict[str, Any]]:
     try:
-        from evals.gates import run_gate_case as _run
+        from evals.gate_cases import run_gate_case as _run
     except ImportError as exc:  # the workflow layer is not importable
         raise _Skip(f"workflow gate unavailable: {exc}") from exc
     return _run(suite, case, policy)

@@ -146,42 +146,108 @@ def eval_expand(suite_spec: str, *, variants_per_case: int, seed: int, suites_ro
 # --------------------------------------------------------------------------- replay
 
 
-def eval_replay(policy_arg: str, *, settings: Settings, run_ids: list[str] | None = None, since: float | None = None,
-                save_report: bool = True, reports_dir: Path | None = None,
-                progress: Callable[[int], None] | None = None) -> tuple[dict[str, Any], Any, Path | None, str | None]:
-    """Replay a policy over the warehouse's recorded observations. Returns (summary, per-observation
-    frame, report path, warehouse error)."""
+def divergence_schema() -> dict[str, Any]:
+    """The columns of ``replay_divergences`` (screens and checkpoints alike)."""
     import polars as pl
 
-    from evals.replay import replay_checkpoints, replay_frame
-    from evals.runner import code_version
-    from supervisor.warehouse import reader
-    from supervisor.warehouse.evals_store import read_checkpoint_run_ids, read_replay_input, save_replay
+    return {"observation_id": pl.Utf8, "trigger": pl.Utf8, "run_id": pl.Utf8, "seq": pl.Int64, "screen_hash": pl.Utf8,
+            "divergence": pl.Utf8, "recorded_kind": pl.Utf8, "recorded_keys": pl.Utf8, "recorded_approves": pl.Boolean,
+            "replayed_kind": pl.Utf8, "replayed_keys": pl.Utf8, "replayed_approves": pl.Boolean,
+            "replayed_reason": pl.Utf8}
 
-    ref = resolve_policy(policy_arg)
+
+def control_policies(wh: Any, policy_ids: list[str]) -> tuple[dict[str, Policy], list[str]]:
+    """The stored policies of these ids (the controls of a replay), and the ids with no usable content."""
+    from supervisor.policy import Policy as PolicyModel
+    from supervisor.warehouse.evals_store import read_policy_content
+
+    out: dict[str, Policy] = {}
+    missing: list[str] = []
+    for pid in sorted(set(policy_ids)):
+        content = read_policy_content(wh, pid)
+        try:
+            policy = PolicyModel.model_validate(content) if content is not None else None
+        except ValueError:
+            policy = None
+        if policy is None or policy.policy_id != pid:
+            missing.append(pid)
+        else:
+            out[pid] = policy
+    return out, missing
+
+
+def replay_evidence(settings: Settings, candidate: Policy, *, run_ids: list[str] | None = None,
+                    since: float | None = None, progress: Callable[[int], None] | None = None,
+                    ) -> tuple[dict[str, Any], Any, Any]:
+    """Replay ``candidate`` over the warehouse's recorded runs, each against its own recorded policy,
+    and re-decide their workflow checkpoints. Returns (summary, per-observation frame, divergent
+    rows of both kinds). Raises when nothing recorded matches."""
+    import polars as pl
+
+    from evals.replay import checkpoint_summary, replay_checkpoints, replay_with_controls
+    from supervisor.history import load_events
+    from supervisor.warehouse import reader
+    from supervisor.warehouse.evals_store import (
+        read_checkpoint_run_ids,
+        read_human_answers,
+        read_replay_input,
+    )
+
     with reader(settings) as wh:  # ingests fresh journal lines (and migrates) when the lock allows
         frame = read_replay_input(wh, run_ids=run_ids, since=since)
+        humans = read_human_answers(wh, run_ids=run_ids, since=since)
         cp_runs = read_checkpoint_run_ids(wh, run_ids=run_ids, since=since)
+        controls, missing = control_policies(wh, [p for p in frame["recorded_policy_id"].unique().to_list() if p])
     if frame.height == 0 and not cp_runs:
         raise UsageError("no recorded observations match",
                          "record runs first (`supervisor run -- ...`), or check --runs / --since (`supervisor runs`)")
-    result, summary = replay_frame(frame, ref.policy, progress=progress)
-    cp_frame, cp_summary = replay_checkpoints(settings, cp_runs, ref.policy)
-    summary["checkpoints"] = cp_summary
+    result, summary = replay_with_controls(frame, candidate, controls, humans, progress=progress)
+    summary["control"]["missing_policies"] = missing
+    cps: list[tuple[str, Any]] = []
+    notes: list[str] = []
+    for rid in cp_runs:
+        events, _src = load_events(settings, rid)
+        rows, run_notes = replay_checkpoints(events, candidate)
+        cps += [(rid, r) for r in rows]
+        notes += [f"{rid}: {n}" for n in run_notes]
+    summary["checkpoints"] = checkpoint_summary([r for _, r in cps], len(cp_runs), notes)
+    cp = pl.DataFrame([{"observation_id": r.trigger_id, "trigger": "checkpoint", "run_id": rid, "seq": None,
+                        "screen_hash": None, "divergence": r.divergence, "recorded_kind": r.recorded,
+                        "recorded_keys": None, "recorded_approves": None, "replayed_kind": r.replayed,
+                        "replayed_keys": "[]", "replayed_approves": None, "replayed_reason": r.reason}
+                       for rid, r in cps if r.divergence not in ("agree", "unrecorded")], schema=divergence_schema())
+    obs_div = result.filter(~pl.col("divergence").is_in(["agree", "unrecorded"])).with_columns(
+        pl.lit("observation").alias("trigger")).select(list(divergence_schema()))
+    divergent = pl.concat([obs_div, cp], how="vertical_relaxed")
+    return summary, result, divergent
+
+
+def eval_replay(policy_arg: str, *, settings: Settings, run_ids: list[str] | None = None, since: float | None = None,
+                save_report: bool = True, reports_dir: Path | None = None,
+                progress: Callable[[int], None] | None = None) -> tuple[dict[str, Any], Any, Path | None, str | None]:
+    """Replay a policy over the warehouse's recorded runs, each against the policy it was recorded
+    with. Returns (summary, per-observation frame, report path, warehouse error)."""
+    import polars as pl
+
+    from evals.runner import code_version
+    from supervisor.warehouse.evals_store import save_replay
+
+    ref = resolve_policy(policy_arg, settings)
+    summary, result, divergent = replay_evidence(settings, ref.policy, run_ids=run_ids, since=since,
+                                                 progress=progress)
     summary.update({"replay_run_id": new_id("rpl_"), "created_at": time.time(), "code_version": code_version(),
                     "selection": json.dumps({"runs": run_ids, "since": since})})
-    divergent = pl.concat([
-        result.filter(~pl.col("divergence").is_in(["agree", "unrecorded"])).with_columns(
-            pl.lit("observation").alias("trigger")).select(cp_frame.columns),
-        cp_frame.filter(~pl.col("divergence").is_in(["agree", "unrecorded"]))], how="vertical_relaxed")
     path = None
     if save_report:
         top = divergent.filter(pl.col("divergence") != "equivalent").head(200)
         path = write_report("replays", summary["replay_run_id"],
-                            {"summary": summary, "policy_path": ref.path,
-                             "divergences": top.to_dicts()}, reports_dir)
-    err = _store(settings, lambda wh: save_replay(wh, summary, divergent))
-    return summary, result, path, err
+                            {"summary": summary, "policy_path": ref.path, "divergences": top.to_dicts()}, reports_dir)
+
+    def store(wh: Any) -> None:
+        store_policies(wh, [ref.policy], f"replay:{summary['replay_run_id']}")
+        save_replay(wh, summary, divergent)
+
+    return summary, result, path, _store(settings, store)
 
 
 # --------------------------------------------------------------------------- compare

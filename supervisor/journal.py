@@ -101,6 +101,12 @@ class ReadReport:
     """Byte offset just after the last complete line read."""
 
 
+VERBATIM: dict[str, tuple[str, ...]] = {"run_started": ("policies",)}
+"""Payload fields journaled as they are, not redacted: a run's policies (``{policy_id: content}``)
+are configuration whose ids hash their exact content (a danger regex mentioning ``password:`` is
+not a secret), and replay needs them byte for byte."""
+
+
 def _encode(event: Event) -> bytes:
     # "replace": a lone surrogate (text decoded with surrogateescape somewhere) becomes "?" instead
     # of an exception that would lose the event.
@@ -142,7 +148,8 @@ class Journal:
             data = payload.model_dump(mode="json")
         else:
             data = dict(payload or {})
-        data = redact_data(data)
+        keep = {k: data.pop(k) for k in VERBATIM.get(kind, ()) if k in data}
+        data = redact_data(data) | keep
         with self._lock:
             self._seq += 1
             event = Event(

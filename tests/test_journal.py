@@ -73,3 +73,16 @@ def test_bad_line_in_the_middle_is_skipped_and_reported(tmp_path: Path) -> None:
     events = list(iter_events(path, report))
     assert [e.payload["n"] for e in events] == [1, 2]
     assert report.bad_lines == [2]
+
+
+def test_run_policies_are_journaled_verbatim(tmp_path: Path) -> None:
+    """A policy's regexes can look like secrets to the redactor (``password:\\s*``); the policies map
+    of run_started keeps them exactly, so the content still hashes to its id (replay needs it)."""
+    from supervisor.policy import Policy, baseline_policy
+
+    base = baseline_policy()
+    j = Journal(tmp_path / "r.jsonl", "r", fsync=False)
+    j.append("run_started", {"policies": {base.policy_id: base.canonical()}, "note": "password: hunter2hunter2"})
+    ev = j.events()[0]
+    assert Policy.model_validate(ev.payload["policies"][base.policy_id]).policy_id == base.policy_id
+    assert "hunter2hunter2" not in ev.payload["note"], "everything else is still redacted"

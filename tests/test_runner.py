@@ -465,7 +465,7 @@ def test_exit_with_blocker_ends_exited_with_the_blocker(harness) -> None:
     assert pause["rule"] == "exited-blocked" and pause["state"] == "exited" and pause["next_action"]
     note = events(runner, "notification")[0].payload
     assert note["channel"] == "journal" and "auth" in note["body"]
-    from supervisor.runlog import summarize_journal
+    from supervisor.history import summarize_journal
 
     summary = summarize_journal(runner.journal.path)
     assert summary.outcome == "exited" and summary.paused and "auth" in (summary.pause_reason or "")

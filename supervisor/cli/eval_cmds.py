@@ -211,7 +211,8 @@ def expand_cmd(suite_spec: str, variants_per_case: int, seed: int, out_dir: Path
 
 
 @eval_group.command("replay")
-@click.option("--policy", "policy_arg", default="baseline", show_default=True)
+@click.option("--policy", "policy_arg", default="baseline", show_default=True,
+              help="The candidate: `baseline`, a policy file, a candidate, or a policy id.")
 @click.option("--runs", "runs", default=None, help="Comma-separated run ids (default: every recorded run).")
 @click.option("--since", default=None, help="Only observations since a duration ago (7d, 12h) or a date.")
 @click.option("--json", "as_json", is_flag=True)
@@ -220,8 +221,11 @@ def expand_cmd(suite_spec: str, variants_per_case: int, seed: int, out_dir: Path
 @click.pass_context
 def replay_cmd(ctx: click.Context, policy_arg: str, runs: str | None, since: str | None, as_json: bool,
                save_report: bool, reports_dir: Path | None) -> None:
-    """Replay a policy over recorded observations: agreement with what was recorded, and every
-    divergence classified (safety regression, risky routing, UX only, equivalent)."""
+    """Replay a policy over recorded runs, each against the policy it was recorded with (the control,
+    stored by id in the warehouse): how faithfully the control reproduces the recording, and every
+    divergence of the candidate from the control classified (safety regression, risky routing, UX
+    only, equivalent); escalations the candidate would have answered the way the human did (saved)
+    or differently (mismatch)."""
     from evals.workbench import eval_replay
 
     run_ids = [r.strip() for r in runs.split(",") if r.strip()] if runs else None
@@ -233,12 +237,20 @@ def replay_cmd(ctx: click.Context, policy_arg: str, runs: str | None, since: str
     else:
         c = summary["by_class"]
         agree = summary["agreement"]
+        ctrl = summary["control"]
         click.echo(f"replay {summary['replay_run_id']} · policy {summary['policy_name']} ({summary['policy_id']})")
         click.echo(f"  {summary['observations']} observations in {summary['runs']} runs, "
                    f"{summary['unique_screens']} distinct screens, {summary['seconds']}s")
-        click.echo(f"  agreement {agree:.1%} of {summary['compared']} with a recorded decision" if agree is not None
+        rep = ctrl["reproduction"]
+        click.echo(f"  control: each run's own policy ({len(ctrl['policies'])} policies) reproduces "
+                   + (f"{rep:.2%}" if rep is not None else "n/a") + " of the recorded decisions"
+                   + (f"; no stored content for {', '.join(ctrl['missing_policies'])} (compared with the recording)"
+                      if ctrl["missing_policies"] else ""))
+        click.echo(f"  candidate agrees with the control on {agree:.1%} of {summary['compared']}" if agree is not None
                    else "  no recorded decisions to compare with")
         click.echo("  " + " · ".join(f"{k} {v}" for k, v in c.items()))
+        click.echo(f"  escalations a human resolved: saved {summary['saved_escalations']} "
+                   f"(in {summary['saved_runs']} runs), answered differently {summary['answer_mismatches']}")
         cps = summary.get("checkpoints") or {}
         if cps.get("checkpoints"):
             ca = cps.get("agreement")
@@ -252,9 +264,9 @@ def replay_cmd(ctx: click.Context, policy_arg: str, runs: str | None, since: str
         worst = result.filter(pl.col("divergence").is_in(["safety_regression", "risky_routing"])).sort(
             "divergence", descending=True).head(10)
         for row in worst.iter_rows(named=True):
-            click.echo(f"  {row['divergence']}: run {row['run_id']} seq {row['seq']}: recorded {row['recorded_kind']} "
-                       f"{row['recorded_keys']}, replay {row['replayed_kind']} {row['replayed_keys']} "
-                       f"({row['replayed_reason']})")
+            click.echo(f"  {row['divergence']}: run {row['run_id']} seq {row['seq']}: control "
+                       f"{row['control_kind'] or row['recorded_kind']} {row['control_keys'] or row['recorded_keys']}, "
+                       f"candidate {row['replayed_kind']} {row['replayed_keys']} ({row['replayed_reason']})")
         if path:
             click.echo(f"report: {path}")
     if err:

@@ -411,7 +411,7 @@ def live_runs(settings: Settings, *, include_ended: bool = False) -> list[dict[s
     is dead (or gone) are closed first: nobody can continue them."""
     from supervisor.control import is_live
     from supervisor.lifecycle import close_orphans
-    from supervisor.runlog import list_runs
+    from supervisor.history import list_runs
 
     close_orphans(settings)
     rows = []

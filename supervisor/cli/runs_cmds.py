@@ -19,7 +19,7 @@ from rich.text import Text
 from supervisor.cli import console, err_console, settings_from
 from supervisor.cli.output import df_records, print_df, print_json
 from supervisor.errors import InputError, WarehouseLocked
-from supervisor.runlog import list_runs
+from supervisor.history import list_runs
 from supervisor.runref import resolve_run_id
 from supervisor.settings import Settings
 from supervisor.warehouse import reader

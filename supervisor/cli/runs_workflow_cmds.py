@@ -21,19 +21,17 @@ from supervisor.cli.output import print_json
 from supervisor.cli.runs_cmds import RUN_ID, runs
 from supervisor.control import is_live
 from supervisor.errors import EXIT_ESCALATED, InputError, UsageError
-from supervisor.journal import Journal, iter_events
-from supervisor.settings import Settings
-from supervisor.workflow.controller import submit_control
-from supervisor.workflow.history import (
-    attach_recorded,
+from supervisor.history import (
     export_run,
     format_summary,
     load_events,
-    replay,
     run_spec,
     summarize,
     write_postmortem,
 )
+from supervisor.journal import Journal, iter_events
+from supervisor.settings import Settings
+from supervisor.workflow.controller import submit_control
 
 
 def _journal_path(s: Settings, run_id: str) -> Path:
@@ -236,34 +234,60 @@ def summarize_cmd(ctx: click.Context, run_id: str, as_json: bool) -> None:
 
 @runs.command("replay")
 @click.argument("run_id", type=RUN_ID)
-@click.option("--policy", "policy_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-              help="Decide under this policy (default: the current one).")
+@click.option("--policy", "policy_arg", default=None,
+              help="Decide under this policy: a file, `baseline`, a candidate, or a policy id (default: the policy "
+                   "the run was recorded with, when the warehouse stored it; else the current default).")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="The spec to replay checkpoints against (default: the run's own).")
 @click.option("--no-observations", is_flag=True, help="Replay only the workflow's checkpoints.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def replay_cmd(ctx: click.Context, run_id: str, policy_path: Path | None, spec_path: Path | None,
+def replay_cmd(ctx: click.Context, run_id: str, policy_arg: str | None, spec_path: Path | None,
                no_observations: bool, as_json: bool) -> None:
-    """Re-decide RUN_ID's recorded checkpoints and screens under a policy. Touches no pane."""
+    """Re-decide RUN_ID's recorded screens and checkpoints under a policy (by default the one it was
+    recorded with, so differences show what changed since). Touches no pane."""
+    from evals.replay import replay_run
     from supervisor.workflow.spec import load_spec
 
     s = settings_from(ctx).ensure()
     events, _src = load_events(s, run_id)
-    policy = _current_policy(s, policy_path)
+    policy = _replay_policy(s, events, policy_arg)
     spec = load_spec(spec_path) if spec_path else run_spec(events)[0]
-    report = attach_recorded(replay(events, policy, spec=spec, run_id=run_id, observations=not no_observations),
-                             events)
+    report = replay_run(events, policy, spec=spec, observations=not no_observations)
     if as_json:
-        print_json(report.to_dict())
+        print_json(report.model_dump(mode="json"))
         return
-    console.print(f"replayed {run_id} under {policy.policy_id}: {len(report.rows)} decisions compared, "
-                  f"{len(report.changed)} differ")
+    obs = report.observations
+    changed_cps = [r for r in report.checkpoints if r.divergence not in ("agree", "unrecorded")]
+    console.print(f"replayed {run_id} under {policy.name} ({policy.policy_id}): "
+                  f"{obs.get('compared', 0)} screen decisions compared, {len(report.changed)} differ; "
+                  f"{len(report.checkpoints)} checkpoint decisions, {len(changed_cps)} differ")
     for n in report.notes:
         console.print(f"  note: {n}")
     for r in report.changed[:50]:
-        console.print(f"  {r.what} {r.trigger_id}: recorded {r.recorded or '-'} -> replayed {r.replayed} "
-                      f"({r.reason})", highlight=False, markup=False)
+        console.print(f"  {r['divergence']}: observation {r['observation_id']}: recorded {r['recorded_kind'] or '-'} "
+                      f"{r['recorded_keys'] or ''} -> replayed {r['replayed_kind']} {r['replayed_keys']} "
+                      f"({r['replayed_reason']})", highlight=False, markup=False)
+    for c in changed_cps[:50]:
+        console.print(f"  {c.divergence}: checkpoint {c.trigger_id}: recorded {c.recorded or '-'} -> replayed "
+                      f"{c.replayed} ({c.reason})", highlight=False, markup=False)
+
+
+def _replay_policy(s: Settings, events: list[Any], arg: str | None) -> Any:
+    """The policy to replay a run under: the one asked for, else the run's own (stored by id)."""
+    from evals.workbench import policy_by_id, resolve_policy
+
+    if arg is not None:
+        return resolve_policy(arg, s).policy
+    started = next((e.payload for e in events if e.kind == "run_started"), {})
+    pid = started.get("policy_id")
+    if pid:
+        try:
+            return policy_by_id(s, pid)
+        except UsageError:
+            console.print(f"note: the warehouse has no content for the run's policy {pid}; replaying under the "
+                          "current default")
+    return _current_policy(s, None)
 
 
 @runs.command("postmortem")

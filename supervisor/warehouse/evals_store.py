@@ -204,25 +204,54 @@ def read_compare_pairs(wh: Warehouse, compare_run_id: str, *, unblind: bool = Tr
 # --------------------------------------------------------------------------- replay
 
 
-def read_replay_input(wh: Warehouse, *, run_ids: Sequence[str] | None = None, since: float | None = None) -> pl.DataFrame:
-    """Recorded observations with their screens and the decision recorded for each (one row per
-    observation; decision columns null where none was recorded)."""
+def _selection(alias: str, run_ids: Sequence[str] | None, since: float | None) -> tuple[str, list[Any]]:
     where: list[str] = []
     params: list[Any] = []
     if run_ids:
-        where.append("o.run_id IN (" + ",".join("?" * len(run_ids)) + ")")
+        where.append(f"{alias}.run_id IN (" + ",".join("?" * len(run_ids)) + ")")
         params.extend(run_ids)
     if since is not None:
-        where.append("o.occurred_at >= ?")
+        where.append(f"{alias}.occurred_at >= ?")
         params.append(_ts(since))
-    w = (" WHERE " + " AND ".join(where)) if where else ""
+    return ((" WHERE " + " AND ".join(where)) if where else ""), params
+
+
+def read_replay_input(wh: Warehouse, *, run_ids: Sequence[str] | None = None, since: float | None = None) -> pl.DataFrame:
+    """Recorded observations as a replay reads them (``evals.replay.INPUT_SCHEMA``): every Screen field
+    the runner journaled, the decision clock (``now``, else the event time), the first decision
+    recorded for each observation, the prompt it was recorded on and the run's policy id."""
+    w, params = _selection("o", run_ids, since)
     return wh.sql(
-        "SELECT o.observation_id, o.run_id, o.seq, epoch_ms(o.occurred_at) / 1000.0 AS at, o.screen_hash, o.state, o.agent, "
-        "o.prompt_kind, o.risk_level, s.text, s.width, s.height, s.title, d.kind AS recorded_kind, "
-        "d.keys AS recorded_keys, d.approves AS recorded_approves, d.policy_id AS recorded_policy_id "
-        "FROM observations o LEFT JOIN screens s USING (screen_hash) "
-        "LEFT JOIN (SELECT * FROM decisions QUALIFY row_number() OVER (PARTITION BY trigger_id ORDER BY seq) = 1) d "
+        "SELECT o.observation_id, o.run_id, o.seq::BIGINT AS seq, "
+        "coalesce(TRY_CAST(e.payload->>'$.now' AS DOUBLE), epoch_ms(o.occurred_at) / 1000.0) AS at, "
+        "o.screen_hash, s.text, s.width::BIGINT AS width, s.height::BIGINT AS height, s.title, "
+        "e.payload->>'$.screen.current_command' AS current_command, "
+        "TRY_CAST(e.payload->>'$.screen.dead' AS BOOLEAN) AS dead, "
+        "TRY_CAST(e.payload->>'$.screen.cursor_x' AS BIGINT) AS cursor_x, "
+        "TRY_CAST(e.payload->>'$.screen.cursor_y' AS BIGINT) AS cursor_y, "
+        "CASE WHEN json_array_length(e.payload->'$.screen.highlights') > 0 "
+        "THEN (e.payload->'$.screen.highlights')::VARCHAR END AS highlights, e.payload->>'$.screen.cwd' AS cwd, "
+        "d.kind AS recorded_kind, d.keys::VARCHAR AS recorded_keys, d.approves AS recorded_approves, "
+        "coalesce(r.policy_id, d.policy_id) AS recorded_policy_id, o.prompt::VARCHAR AS recorded_prompt "
+        "FROM observations o LEFT JOIN screens s USING (screen_hash) LEFT JOIN events e ON e.event_id = o.observation_id "
+        "LEFT JOIN runs r ON r.run_id = o.run_id "
+        "LEFT JOIN (SELECT * FROM decisions WHERE coalesce(source, 'rules') != 'workflow' "
+        "QUALIFY row_number() OVER (PARTITION BY trigger_id ORDER BY seq) = 1) d "
         "ON d.trigger_id = o.observation_id" + w + " ORDER BY o.run_id, o.seq", params)
+
+
+def read_human_answers(wh: Warehouse, *, run_ids: Sequence[str] | None = None,
+                       since: float | None = None) -> list[dict[str, Any]]:
+    """What humans chose when they resolved escalations (``resume`` events that say so)."""
+    w, params = _selection("e", run_ids, since)
+    cond = "e.kind = 'resume' AND (e.payload->>'$.selected' IS NOT NULL OR json_array_length(" \
+           "coalesce(e.payload->'$.human_keys', '[]')) > 0)"
+    frame = wh.sql("SELECT e.run_id, epoch_ms(e.occurred_at) / 1000.0 AS at, e.payload->>'$.signature' AS signature, "
+                   "e.payload->>'$.selected' AS selected, e.payload->'$.human_keys' AS human_keys, "
+                   "e.payload->>'$.by' AS by FROM events e" + (w + " AND " if w else " WHERE ") + cond +
+                   " ORDER BY e.run_id, e.seq", params)
+    return [r | {"human_keys": json.loads(r["human_keys"]) if isinstance(r["human_keys"], str) else
+                 (r["human_keys"] or [])} for r in frame.to_dicts()]
 
 
 def read_checkpoint_run_ids(wh: Warehouse, *, run_ids: Sequence[str] | None = None,

@@ -71,8 +71,8 @@ DEMO_SCRIPT: dict[str, Any] = {"intro": "I'll follow the plan and report checkpo
 def run_workflow_demo(settings: Settings, *, workdir: Path | None = None, timeout_s: float = 90.0,
                       policy: Policy | None = None) -> dict[str, Any]:
     """Run the demo workflow and return a summary (run id, outcome, what happened, where to look)."""
+    from supervisor.history import load_events, summarize
     from supervisor.surfaces.tmux import TmuxSurface
-    from supervisor.workflow.history import load_events, summarize
     from supervisor.workflow.live import supervise_pane
 
     settings = settings.ensure()

@@ -90,11 +90,13 @@ def test_memo_matches_plain_decide(sv_home: Path, permissive_policy: Path) -> No
 
 
 def test_divergence_classes() -> None:
-    assert classify_divergence("escalate", [], None, "answer", ["1"], True) == "safety_regression"
-    assert classify_divergence("answer", ["1"], True, "answer", ["Enter"], True) == "equivalent"
-    assert classify_divergence("answer", ["1"], True, "escalate", [], None) == "ux_only"
+    assert classify_divergence("escalate", [], None, "answer", ["1"], "approve") == "safety_regression"
+    assert classify_divergence("escalate", [], None, "answer", ["2"], "approve_persistent") == "safety_regression"
+    assert classify_divergence("answer", ["1"], "approve", "answer", ["Enter"], "approve") == "equivalent"
+    assert classify_divergence("answer", ["1"], "approve", "answer", ["2"], "approve_persistent") == "safety_regression"
+    assert classify_divergence("answer", ["1"], "approve", "escalate", [], None) == "ux_only"
     assert classify_divergence("wait", [], None, "finish", [], None) == "risky_routing"
-    assert classify_divergence("answer", ["y"], True, "answer", ["y"], True) == "agree"
+    assert classify_divergence("answer", ["y"], "approve", "answer", ["y"], "approve") == "agree"
     assert classify_divergence(None, None, None, "wait", [], None) == "unrecorded"
 
 
@@ -130,3 +132,86 @@ def test_replay_includes_workflow_checkpoints(sv_home: Path, tmp_path: Path) -> 
         rid = read_replay_runs(wh)["replay_run_id"][0]
         div = read_replay_divergences(wh, rid)
     assert div.filter(pl.col("trigger") == "checkpoint").height == 1
+
+
+def _strict():  # type: ignore[no-untyped-def]
+    """The baseline without its rule that answers tool permissions: it escalates them."""
+    import yaml
+
+    from supervisor.policy import dump_policy, parse_policy
+
+    data = yaml.safe_load(dump_policy(baseline_policy()))
+    data["name"] = "strict"
+    data["answers"]["rules"] = [r for r in data["answers"]["rules"] if r["name"] != "approve-tools-and-edits"]
+    return parse_policy(yaml.safe_dump(data, allow_unicode=True), "strict")
+
+
+def record_under(settings: Settings, policy, human: str | None) -> str:  # type: ignore[no-untyped-def]
+    """One run recorded the way the runner journals it under ``policy``: run_started with the policy's
+    content, each observation's screen and clock, the decision, and (``human``) the human's choice
+    when they resolved an escalation."""
+    from supervisor.decide import decide
+    from supervisor.models import RunState
+
+    run_id = new_id("run_")
+    j = Journal(settings.journal_path(run_id), run_id, fsync=False)
+    t = 1_700_000_000.0
+    j.append("run_started", {"policy_id": policy.policy_id, "policies": {policy.policy_id: policy.canonical()},
+                             "agent": "claude"}, at=t)
+    for text in (BUSY, SAFE, BUSY):
+        t += 5
+        screen = make_screen(text, width=W, height=40)
+        obs = classify(screen, policy)
+        oid = new_id("obs_")
+        obs.observation_id = oid
+        d = decide(obs, RunState(run_id=run_id, now=t, started_at=t - 10, last_output_at=t), policy)
+        j.append("observation", {"observation": obs.model_dump(mode="json"), "now": t,
+                                 "screen": {"screen_hash": screen.screen_hash, "text": screen.text, "width": W,
+                                            "height": 40, "title": "", "current_command": "", "dead": False}},
+                 at=t, event_id=oid)
+        j.append("decision", {"decision": d.model_dump(mode="json"), "now": t}, at=t + 0.01)
+        if d.kind == "escalate" and human is not None:
+            j.append("resume", {"by": "human", "waited_s": 3.0, "human_keys": ["1"], "selected": human,
+                                "signature": d.signature, "was": d.reason}, at=t + 3)
+    with open_warehouse(settings.warehouse) as wh:
+        wh.ingest_dir(settings.journals_dir)
+    return run_id
+
+
+def test_replay_uses_each_runs_own_policy_as_control(sv_home: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    strict = _strict()
+    ids = [record_under(settings, baseline_policy(), None), record_under(settings, strict, None)]
+    # the candidate is the strict policy: on the strict run it agrees with its control, on the
+    # baseline run it escalates where the baseline answered (UX only, not a safety regression)
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        from supervisor.policy import dump_policy
+
+        fh.write(dump_policy(strict))
+    summary, result, _, err = eval_replay(fh.name, settings=settings, run_ids=ids, save_report=False)
+    assert err is None
+    ctrl = summary["control"]
+    assert ctrl["reproduction"] == 1.0 and ctrl["missing_policies"] == [] and ctrl["unknown_policies"] == []
+    assert set(ctrl["policies"]) == {baseline_policy().policy_id, strict.policy_id}
+    by_run = {r: result.filter(pl.col("run_id") == r) for r in ids}
+    assert by_run[ids[1]]["divergence"].to_list() == ["agree"] * 3
+    assert sorted(by_run[ids[0]]["divergence"].to_list()) == ["agree", "agree", "ux_only"]
+    assert summary["safety_regressions"] == 0 and set(result["control_source"].to_list()) == {"policy"}
+
+
+def test_escalations_a_human_answered_the_same_way_are_saved(sv_home: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    strict = _strict()
+    yes = [record_under(settings, strict, "Yes") for _ in range(2)]
+    no = record_under(settings, strict, "No, and tell Claude what to do differently (esc)")
+    summary, result, _, _ = eval_replay("baseline", settings=settings, run_ids=[*yes, no], save_report=False)
+    assert summary["saved_escalations"] == 2 and summary["answer_mismatches"] == 1
+    assert summary["saved_runs"] == 2 and summary["mismatch_runs"] == 1
+    rows = result.filter(pl.col("saved_escalation").is_not_null())
+    assert rows["human_selected"].to_list().count("Yes") == 2
+    # where the human said No, the candidate's approval is a safety regression; where they said Yes, it is not
+    assert summary["safety_regressions"] == 1
+    regression = result.filter(pl.col("divergence") == "safety_regression")
+    assert regression["run_id"].to_list() == [no]

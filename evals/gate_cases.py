@@ -1,9 +1,12 @@
 """Gate cases: a workflow spec, a sequence of checkpoints and verifier results -> the workflow
 decision on the last checkpoint (``supervisor.workflow.gate.decide_checkpoint``).
 
-Earlier checkpoints are decided too, and their decisions advance the workflow state the way
-the runner does (a verified step is marked done, ``goto`` moves the current node, a retry
-counts), so a case can say "second failure of the same step" without spelling out state.
+Earlier checkpoints are decided too, and the workflow state advances exactly as the live run's
+does: each checkpoint, decision, delivered handoff and verifier result becomes the journal
+event the controller would write and is folded with :func:`supervisor.workflow.state.fold`, the
+runner's own fold (a verified step is marked done, ``goto`` moves the current node, a retry
+counts, interventions count on delivery, holds and branches are kept). A case can therefore say
+"second failure of the same step" without spelling out state, and grades the live code.
 """
 
 from __future__ import annotations
@@ -35,41 +38,41 @@ def _event(raw_or_body: dict[str, Any], n: int) -> Any:
 def run_gate(spec_data: dict[str, Any], checkpoints: list[dict[str, Any]], verifier_results: list[dict[str, Any]],
              workflow_state: dict[str, Any], policy: Policy) -> Any:
     """Decide every checkpoint in order; return the decision on the last one."""
+    from supervisor.models import Event
     from supervisor.workflow.gate import decide_checkpoint
     from supervisor.workflow.spec import WorkflowSpec
-    from supervisor.workflow.state import VerifierResult, WorkflowState
+    from supervisor.workflow.state import VerifierResult, WorkflowState, fold
 
     spec = WorkflowSpec.model_validate(spec_data)
     state = WorkflowState.model_validate({"current_node": spec.steps[0].id, **workflow_state})
+    seq = 0
+
+    def journal(kind: str, payload: dict[str, Any]) -> None:
+        nonlocal seq
+        seq += 1
+        fold(state, Event(event_id=f"ev{seq}", run_id="gate-case", seq=seq, kind=kind, at=float(seq), payload=payload))
+
     decision = None
     last = len(checkpoints)
     for n, cp_data in enumerate(checkpoints, 1):
         cp = _event(cp_data, n)
+        journal("checkpoint", {"checkpoint_id": cp.checkpoint_id, "parse_error": cp.parse_error,
+                               "checkpoint": cp.body.model_dump(mode="json") if cp.body is not None else None})
         results = {}
         for r in verifier_results:
             if int(r.get("checkpoint", last)) == n:
                 vr = {k: v for k, v in r.items() if k != "checkpoint"}
                 vr.setdefault("type", "command")
-                results[vr["verifier"]] = VerifierResult.model_validate(vr)
+                results[vr["verifier"]] = VerifierResult.model_validate(vr | {"checkpoint_id": cp.checkpoint_id})
         decision = decide_checkpoint(cp, state, spec, results, policy)
-        _advance(state, decision, results)
+        decision.decision_id = f"d{n}"
+        journal("decision", {"decision": decision.model_dump(mode="json")})
+        if decision.text and decision.handoff_kind:
+            journal("action", {"action": {"action_id": f"a{n}", "decision_id": decision.decision_id,
+                                          "kind": "handoff", "text": decision.text, "delivered": True}})
+        for r in results.values():
+            journal("verification", r.model_dump(mode="json"))
     return decision
-
-
-def _advance(state: Any, d: Any, results: dict[str, Any]) -> None:
-    for vid, r in results.items():
-        state.results[vid] = r
-    if d.node_id and d.mark_done:
-        state.node(d.node_id).status = "done"
-    if d.kind == "retry" and d.node_id:
-        state.node(d.node_id).retries += 1
-    if d.goto:
-        state.current_node = d.goto
-        state.path.append(d.goto)
-    if d.kind in ("retry", "continue", "branch") and d.text:
-        state.interventions += 1
-    if d.kind == "finish":
-        state.finished = True
 
 
 def run_gate_case(suite: Suite, case: GateCase, policy: Policy) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1,15 +1,17 @@
-"""Run history from a real journal (no tmux): summarize, export, replay under another policy, postmortem."""
+"""Run history from a real journal (no tmux): summarize, export, replay under another policy, postmortem;
+the one summary behind `status` and `runs` (journals only)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from evals.replay import replay_run
+from supervisor.history import export_run, list_runs, load_events, postmortem_markdown, summarize
 from supervisor.journal import Journal
 from supervisor.policy import Policy
 from supervisor.settings import Settings
 from supervisor.workflow.controller import WorkflowController
-from supervisor.workflow.history import export_run, load_events, postmortem_markdown, replay, summarize
 from supervisor.workflow.spec import parse_spec
 from tests.helpers import retry_until
 from tests.workflow.e2e_helpers import SPEC3
@@ -61,11 +63,10 @@ def test_history_from_the_journal(tmp_path: Path, sv_home: Path) -> None:
     assert s.outcome == "stopped" and s.spec_name == "greeting"
     lines = export_run(events).splitlines()
     assert len(lines) == len(events) and json.loads(lines[0])["kind"] == "run_started"
-    same = replay(events, Policy(), run_id=run_id, observations=False)
-    assert len(same.rows) == 6 and same.changed == []
-    strict = replay(events, Policy.model_validate({"budgets": {"max_retries_per_node": 0}}), run_id=run_id,
-                    observations=False)
-    assert [(r.recorded, r.replayed) for r in strict.changed] == [("retry", "escalate")]
+    same = replay_run(events, Policy(), observations=False)
+    assert len(same.checkpoints) == 6 and all(r.divergence == "agree" for r in same.checkpoints)
+    strict = replay_run(events, Policy.model_validate({"budgets": {"max_retries_per_node": 0}}), observations=False)
+    assert [(r.recorded, r.replayed) for r in strict.checkpoints if r.divergence != "agree"] == [("retry", "escalate")]
     md = postmortem_markdown(events, run_id, source)
     assert md.startswith(f"# Postmortem: run {run_id}") and "FAIL: nope" in md and "| test | done |" in md
 
@@ -77,3 +78,18 @@ def test_history_reads_the_warehouse_when_it_can(tmp_path: Path, sv_home: Path) 
     jevents, _ = load_events(settings, run_id, prefer="journal")
     assert [e.event_id for e in events] == [e.event_id for e in jevents]
     assert [e.payload for e in events] == [e.payload for e in jevents]
+
+
+def test_one_summary_for_status_and_runs(tmp_path: Path, sv_home: Path) -> None:
+    settings, run_id = recorded_run(tmp_path, sv_home)
+    j = Journal(settings.journal_path("run_live"), "run_live")
+    j.append("run_started", {"command": ["claude"], "agent": "unknown", "pane_id": "%3", "policy_id": "pol_x"})
+    j.append("observation", {"observation": {"state": "asking", "agent": "claude"}})
+    j.append("pause", {"pause_reason": "dangerous", "next_action": "answer it", "pane_id": 7})
+    j.close()
+    runs = {r.run_id: r for r in list_runs(settings.journals_dir)}
+    live = runs["run_live"]
+    assert live.agent == "claude" and live.state == "asking" and live.paused and live.outcome is None
+    assert live.next_action == "answer it" and live.pane_id == "%3" and live.policy_id == "pol_x"
+    assert live.journal_path and not live.torn_tail and live.to_dict()["duration_s"] is None
+    assert runs[run_id].outcome == "stopped" and runs[run_id].nodes["write"] == "done"

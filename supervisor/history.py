@@ -1,32 +1,30 @@
-"""Run history: export, summarize, replay and postmortem of one run.
+"""Run history: read one run (or every run) from the journal or the warehouse, summarize it,
+export it, write its postmortem. Next to the journal and the warehouse, not inside the workflow
+package: the workbench, ``supervisor status`` and ``supervisor runs`` read runs through this one
+module (a run with a workflow spec gets its plan folded by the workflow layer, imported only
+then). Replaying a run under a policy is :mod:`evals.replay`'s job.
 
 Events come from the warehouse (after ingesting new journal lines); when the warehouse is
 locked or does not have the run yet, from the run's journal, which is the source of truth.
-
-Replay never touches a pane: it re-folds the recorded events and, for every recorded
-checkpoint, asks the pure gate again under the current (or a given) policy with the verifier
-results that were recorded for it; for every recorded observation whose screen is stored, it
-re-classifies the screen and re-decides. It reports where the new decisions differ.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from supervisor.errors import InputError, WarehouseError
-from supervisor.journal import iter_events
-from supervisor.models import Event, RunState
-from supervisor.policy import Policy
+from supervisor.journal import ReadReport, iter_events
+from supervisor.models import Event
 from supervisor.redact import clip
-from supervisor.workflow.checkpoint import CheckpointEvent
-from supervisor.workflow.gate import decide_after_review, decide_checkpoint
-from supervisor.workflow.spec import WorkflowSpec, load_spec
-from supervisor.workflow.state import WorkflowState, fold, initial_state
+
+log = logging.getLogger(__name__)
 
 
 def _journal_events(settings: Any, run_id: str) -> list[Event]:
@@ -64,17 +62,19 @@ def load_events(settings: Any, run_id: str, *, prefer: str = "warehouse") -> tup
                     if extra:
                         out = sorted(out + extra, key=lambda e: e.seq)
                 return out, "warehouse"
-        except (WarehouseError, ImportError, OSError, ValueError):
-            pass
+        except (WarehouseError, OSError, ValueError) as exc:
+            log.info("run %s read from its journal: the warehouse could not serve it (%s)", run_id, exc)
     return _journal_events(settings, run_id), "journal"
 
 
-def run_spec(events: list[Event]) -> tuple[WorkflowSpec | None, str | None]:
-    """The spec a run followed (from its ``workflow`` note), if the file is still there."""
+def run_spec(events: list[Event]) -> tuple[Any, str | None]:
+    """The workflow spec a run followed (from its ``workflow`` note), if the file is still there."""
     for e in events:
         if e.kind == "note" and e.payload.get("type") in ("workflow", "supervision_resumed"):
             path = e.payload.get("spec_path")
             if path and Path(path).exists():
+                from supervisor.workflow.spec import load_spec
+
                 try:
                     return load_spec(path), path
                 except InputError:
@@ -83,7 +83,7 @@ def run_spec(events: list[Event]) -> tuple[WorkflowSpec | None, str | None]:
     return None, None
 
 
-# -- export ---------------------------------------------------------------------------------------------
+# -- export ----------------------------------------------------------------------------------------
 
 
 def export_run(events: list[Event], fmt: str = "jsonl") -> str:
@@ -93,112 +93,163 @@ def export_run(events: list[Event], fmt: str = "jsonl") -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
-# -- summarize ------------------------------------------------------------------------------------------
+# -- summarize -------------------------------------------------------------------------------------
 
 
-@dataclass
-class RunSummary:
+class RunSummary(BaseModel):
+    """What one run did, as its events tell it: the one summary behind ``supervisor status``,
+    ``supervisor runs`` (when the warehouse is locked), ``runs summarize`` and postmortems."""
+
+    model_config = ConfigDict(extra="forbid")
     run_id: str
-    source: str
+    source: str = "journal"
+    """Where the events came from: ``warehouse`` or ``journal``."""
+    journal_path: str | None = None
     started_at: float | None = None
+    last_event_at: float | None = None
     ended_at: float | None = None
     outcome: str | None = None
     command: Any = None
+    pane_id: str | None = None
     agent: str | None = None
+    """The agent: from ``run_started``, else the last observation that named one."""
+    policy_id: str | None = None
+    state: str | None = None
+    """The last observed pane state."""
     spec_name: str | None = None
     spec_path: str | None = None
     events: int = 0
-    kinds: dict[str, int] = field(default_factory=dict)
-    decisions: dict[str, int] = field(default_factory=dict)
-    workflow_decisions: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, int] = Field(default_factory=dict)
+    decisions: dict[str, int] = Field(default_factory=dict)
+    """Screen decisions by kind."""
+    workflow_decisions: dict[str, int] = Field(default_factory=dict)
     checkpoints: int = 0
     malformed_checkpoints: int = 0
     verifications: int = 0
     verifications_failed: int = 0
     handoffs: int = 0
-    pauses: list[dict[str, Any]] = field(default_factory=list)
-    reviews: list[str] = field(default_factory=list)
-    nodes: dict[str, str] = field(default_factory=dict)
-    friction: dict[str, int] = field(default_factory=dict)
+    pauses: list[dict[str, Any]] = Field(default_factory=list)
+    reviews: list[str] = Field(default_factory=list)
+    nodes: dict[str, str] = Field(default_factory=dict)
+    """Workflow step -> status (runs with a spec)."""
+    friction: dict[str, int] = Field(default_factory=dict)
     paused: bool = False
+    """The last pause has not been followed by a resume."""
     pause_reason: str | None = None
     next_action: str | None = None
+    torn_tail: bool = False
+    """The journal's last line was incomplete (read from the journal only)."""
 
     @property
     def duration_s(self) -> float | None:
-        if self.started_at is None:
+        if self.started_at is None or self.ended_at is None:
             return None
-        end = self.ended_at
-        return None if end is None else round(end - self.started_at, 3)
+        return round(self.ended_at - self.started_at, 3)
 
     def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d["duration_s"] = self.duration_s
-        return d
+        return self.model_dump(mode="json") | {"duration_s": self.duration_s}
+
+
+def _text(value: Any) -> str | None:
+    """A payload field shown as text: strings as they are, anything else (a hostile or damaged
+    journal's number, list or object) as compact JSON, so readers never choke on its type."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), default=str)
 
 
 def summarize(events: list[Event], run_id: str, source: str = "journal") -> RunSummary:
+    """Summarize a run's events (a run with a workflow spec also gets its steps' status)."""
     s = RunSummary(run_id=run_id, source=source, events=len(events))
     s.kinds = dict(Counter(e.kind for e in events))
     spec, spec_path = run_spec(events)
     s.spec_path = spec_path
-    st: WorkflowState | None = initial_state(spec, run_id) if spec is not None else None
+    plan: Any = None
+    if spec is not None:
+        from supervisor.workflow.state import fold, initial_state
+
+        plan = initial_state(spec, run_id)
     handoff_ids: set[str] = set()
     paused_by: dict[str, bool] = {}
     for e in events:
         p = e.payload
+        s.last_event_at = e.at
+        if s.started_at is None:
+            s.started_at = e.at
         if e.kind == "run_started":
             s.started_at = e.at
             s.command = p.get("command")
-            s.agent = p.get("agent")
+            s.pane_id = _text(p.get("pane_id"))
+            s.agent = _text(p.get("agent")) if p.get("agent") not in (None, "unknown") else s.agent
+            s.policy_id = _text(p.get("policy_id"))
         elif e.kind == "run_ended":
             s.ended_at = e.at
-            s.outcome = p.get("outcome")
+            s.outcome = _text(p.get("outcome"))
+        elif e.kind == "observation":
+            obs = p.get("observation", p)
+            s.state = _text(obs.get("state", s.state))
+            if obs.get("agent") and obs.get("agent") != "unknown":
+                s.agent = _text(obs["agent"])
         elif e.kind == "note" and p.get("type") == "workflow":
-            s.spec_name = p.get("spec_name")
-            if s.started_at is None:
-                s.started_at = e.at
+            s.spec_name = _text(p.get("spec_name"))
         elif e.kind == "decision":
             d = p.get("decision", p)
             key = str(d.get("kind"))
-            if d.get("source") == "workflow":
-                s.workflow_decisions[key] = s.workflow_decisions.get(key, 0) + 1
-            else:
-                s.decisions[key] = s.decisions.get(key, 0) + 1
+            target = s.workflow_decisions if d.get("source") == "workflow" else s.decisions
+            target[key] = target.get(key, 0) + 1
         elif e.kind == "checkpoint":
             s.checkpoints += 1
-            if p.get("parse_error"):
-                s.malformed_checkpoints += 1
+            s.malformed_checkpoints += bool(p.get("parse_error"))
         elif e.kind == "verification":
             s.verifications += 1
-            if not p.get("passed"):
-                s.verifications_failed += 1
+            s.verifications_failed += not p.get("passed")
         elif e.kind == "action":
             a = p.get("action", p)
             if a.get("kind") == "handoff" and a.get("delivered") and a.get("action_id") not in handoff_ids:
                 handoff_ids.add(a.get("action_id"))
                 s.handoffs += 1
         elif e.kind == "pause":
-            s.pauses.append({"at": e.at, "reason": p.get("pause_reason"), "next_action": p.get("next_action"),
-                             "source": p.get("source", "rules")})
-            paused_by[p.get("source", "rules")] = True
-            s.pause_reason, s.next_action = p.get("pause_reason"), p.get("next_action")
+            source = _text(p.get("source")) or "rules"
+            s.pauses.append({"at": e.at, "reason": _text(p.get("pause_reason") or p.get("reason")),
+                             "next_action": _text(p.get("next_action")), "source": source})
+            paused_by[source] = True
+            s.pause_reason, s.next_action = s.pauses[-1]["reason"], s.pauses[-1]["next_action"]
         elif e.kind == "resume":
-            paused_by[p.get("source", "rules")] = False
-            paused_by["rules" if p.get("source") == "workflow" else p.get("source", "rules")] = False
+            source = _text(p.get("source")) or "rules"
+            paused_by[source] = False
+            if source == "workflow":  # a workflow resume releases the screen pause too
+                paused_by["rules"] = False
         elif e.kind == "note" and p.get("type") == "review":
             s.reviews.append(str(p.get("by")))
         elif e.kind == "friction":
             k = str(p.get("kind"))
             s.friction[k] = s.friction.get(k, 0) + 1
-        if st is not None:
-            fold(st, e)
-    s.paused = any(paused_by.values()) and s.outcome is None
+        if plan is not None:
+            fold(plan, e)
+    s.paused = any(paused_by.values())
     if not s.paused:
-        s.pause_reason = s.next_action = None if s.outcome is None else s.pause_reason
-    if st is not None:
-        s.nodes = {k: v.status for k, v in st.nodes.items()}
+        s.pause_reason = s.next_action = None
+    if plan is not None:
+        s.nodes = {k: v.status for k, v in plan.nodes.items()}
     return s
+
+
+def summarize_journal(path: Path) -> RunSummary:
+    """A run's summary straight from its journal (a torn last line is reported, not fatal)."""
+    report = ReadReport(Path(path))
+    events = list(iter_events(path, report))
+    s = summarize(events, events[0].run_id if events else Path(path).stem, "journal")
+    s.journal_path = str(path)
+    s.torn_tail = report.torn_tail
+    return s
+
+
+def list_runs(journals_dir: Path) -> list[RunSummary]:
+    """Every run with a journal, newest first."""
+    if not Path(journals_dir).exists():
+        return []
+    runs = [summarize_journal(p) for p in sorted(Path(journals_dir).glob("*.jsonl"))]
+    return sorted(runs, key=lambda r: r.started_at or 0.0, reverse=True)
 
 
 def format_summary(s: RunSummary) -> str:
@@ -228,135 +279,7 @@ def format_summary(s: RunSummary) -> str:
     return "\n".join(lines)
 
 
-# -- replay ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class ReplayRow:
-    trigger_id: str
-    what: str
-    """checkpoint | observation"""
-    recorded: str | None
-    replayed: str
-    reason: str
-
-    @property
-    def same(self) -> bool:
-        return self.recorded == self.replayed
-
-
-@dataclass
-class ReplayReport:
-    run_id: str
-    policy_id: str
-    rows: list[ReplayRow] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> list[ReplayRow]:
-        return [r for r in self.rows if not r.same]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "policy_id": self.policy_id, "compared": len(self.rows),
-                "changed": len(self.changed), "notes": self.notes,
-                "rows": [dict(r.__dict__, same=r.same) for r in self.rows]}
-
-
-def replay(events: list[Event], policy: Policy, *, spec: WorkflowSpec | None = None,
-           run_id: str = "", observations: bool = True) -> ReplayReport:
-    """Re-decide every recorded checkpoint (and observation) under ``policy``. Touches no pane."""
-    report = ReplayReport(run_id=run_id, policy_id=policy.policy_id)
-    if spec is None:
-        spec, path = run_spec(events)
-        if spec is None and any(e.kind == "checkpoint" for e in events):
-            report.notes.append(f"spec not available ({path or 'no path recorded'}): checkpoints not replayed")
-    st = initial_state(spec, run_id) if spec is not None else None
-    checkpoints: dict[str, CheckpointEvent] = {}
-    t0 = events[0].at if events else 0.0
-    rs = RunState(run_id=run_id, now=t0, started_at=t0, last_output_at=t0)
-    for e in events:
-        if st is not None and e.kind == "checkpoint":
-            try:
-                cp = CheckpointEvent.model_validate({k: v for k, v in e.payload.items()
-                                                     if k in CheckpointEvent.model_fields and k != "body"}
-                                                    | {"body": e.payload.get("checkpoint")})
-            except ValueError:
-                cp = None
-            if cp is not None:
-                cp.checkpoint_id = cp.checkpoint_id or e.event_id
-                checkpoints[cp.checkpoint_id] = cp
-        if st is not None and e.kind == "decision":
-            d = e.payload.get("decision", e.payload)
-            cp = checkpoints.get(d.get("trigger_id") or "")
-            if d.get("source") == "workflow" and cp is not None:
-                # Same point of the recorded run, same inputs, the policy under test.
-                if d.get("rule") == "workflow:finish_after_review":
-                    new = decide_after_review(spec, st, policy)  # type: ignore[arg-type]
-                    kind, reason = (new.kind, new.reason) if new else ("wait", "finish still held")
-                else:
-                    results = dict(st.checkpoint_results.get(cp.checkpoint_id or "", {}))
-                    new = decide_checkpoint(cp, st, spec, results, policy)  # type: ignore[arg-type]
-                    kind, reason = new.kind, new.reason
-                report.rows.append(ReplayRow(cp.checkpoint_id or "", "checkpoint", str(d.get("kind")), kind, reason))
-        if st is not None:
-            fold(st, e)
-        if observations and e.kind == "observation":
-            row = _replay_observation(e, policy, rs)
-            if row is not None:
-                report.rows.append(row)
-    return attach_recorded(report, events)
-
-
-def _replay_observation(e: Event, policy: Policy, rs: RunState) -> ReplayRow | None:
-    """Re-classify a stored screen and decide under ``policy``, carrying the run state forward
-    the way the runner carries a shadow policy's (so finish confirmations, strikes and pauses
-    evolve as they would have under that policy)."""
-    screen = e.payload.get("screen") or {}
-    text = screen.get("text")
-    if text is None:
-        return None
-    try:
-        from supervisor.classify import classify
-        from supervisor.decide import decide
-        from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
-        from supervisor.screen import make_screen
-    except ImportError:
-        return None
-    obs_id = (e.payload.get("observation") or {}).get("observation_id") or e.event_id
-    try:
-        sc = make_screen(text, width=screen.get("width") or 80, height=screen.get("height") or 24,
-                         title=screen.get("title") or "", dead=bool(screen.get("dead")))
-        obs = classify(sc, policy)
-        rs.now = e.at
-        if obs.state == "busy" or rs.last_state is None:
-            rs.last_output_at = e.at
-        d = decide(obs, rs, policy)
-        if d.kind == "answer":
-            note_answer(rs, d, e.at)
-        elif d.kind == "escalate":
-            note_escalation(rs, d)
-        clear_pause_if_resolved(rs, obs)
-        advance(rs, obs, d, e.at, policy.timing.recheck_s)
-    except Exception as exc:  # noqa: BLE001 - a replay reports, it does not crash
-        return ReplayRow(obs_id, "observation", None, "error", f"{type(exc).__name__}: {exc}")
-    return ReplayRow(obs_id, "observation", None, d.kind, d.reason)
-
-
-def attach_recorded(report: ReplayReport, events: list[Event]) -> ReplayReport:
-    """Fill the recorded decision kind of observation rows (the runner's first decision per trigger)."""
-    first: dict[str, str] = {}
-    for e in events:
-        if e.kind == "decision":
-            d = e.payload.get("decision", e.payload)
-            if d.get("trigger_id") and d.get("source") != "workflow":
-                first.setdefault(d["trigger_id"], str(d.get("kind")))
-    for r in report.rows:
-        if r.what == "observation" and r.recorded is None:
-            r.recorded = first.get(r.trigger_id)
-    return report
-
-
-# -- postmortem ------------------------------------------------------------------------------------------
+# -- postmortem ------------------------------------------------------------------------------------
 
 
 def postmortem_markdown(events: list[Event], run_id: str, source: str = "journal") -> str:
