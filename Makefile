@@ -34,7 +34,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check supervisor evals tests bench
 	$(BIN)/mypy supervisor/models.py supervisor/policy.py supervisor/screen.py supervisor/classify.py \
 	  supervisor/decide.py supervisor/runstate.py supervisor/workflow/gate.py supervisor/workflow/checkpoint.py supervisor/judge/consult.py \
-	  evals/compare.py evals/scorers.py supervisor/redact.py supervisor/journal.py
+	  evals/compare.py evals/scorers.py evals/safety.py evals/stats.py evals/gate.py evals/canary.py evals/registry.py \
+	  evals/replay.py supervisor/redact.py supervisor/journal.py supervisor/history.py
 
 bench: $(STAMP) tmux
 	$(BIN)/python bench/warehouse.py

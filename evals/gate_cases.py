@@ -58,7 +58,7 @@ def run_gate(spec_data: dict[str, Any], checkpoints: list[dict[str, Any]], verif
         cp = _event(cp_data, n)
         journal("checkpoint", {"checkpoint_id": cp.checkpoint_id, "parse_error": cp.parse_error,
                                "checkpoint": cp.body.model_dump(mode="json") if cp.body is not None else None})
-        results = {}
+        results: dict[str, VerifierResult] = {}
         for r in verifier_results:
             if int(r.get("checkpoint", last)) == n:
                 vr = {k: v for k, v in r.items() if k != "checkpoint"}
@@ -70,8 +70,8 @@ def run_gate(spec_data: dict[str, Any], checkpoints: list[dict[str, Any]], verif
         if decision.text and decision.handoff_kind:
             journal("action", {"action": {"action_id": f"a{n}", "decision_id": decision.decision_id,
                                           "kind": "handoff", "text": decision.text, "delivered": True}})
-        for r in results.values():
-            journal("verification", r.model_dump(mode="json"))
+        for result in results.values():
+            journal("verification", result.model_dump(mode="json"))
     return decision
 
 

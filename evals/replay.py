@@ -189,7 +189,7 @@ def _state_key(obs: Observation, rs: RunState, policy: Policy) -> tuple[Any, ...
 
 
 REPLAY_COLUMNS = ("replayed_state", "replayed_kind", "replayed_keys", "replayed_approves", "replayed_answer_class",
-                  "replayed_selected", "replayed_signature", "replayed_reason")
+                  "replayed_selected", "replayed_signature", "replayed_reason", "replayed_rule")
 
 
 def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int], None] | None = None,
@@ -243,6 +243,7 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         out["replayed_selected"][i] = opt.label if opt is not None else None
         out["replayed_signature"][i] = d.signature
         out["replayed_reason"][i] = d.reason
+        out["replayed_rule"][i] = d.rule
         # Fold the decision into the run state as the live runner does for a shadow policy.
         if d.kind == "answer":
             note_answer(rs, d, at)
@@ -413,6 +414,43 @@ def _human_choice(joined: pl.DataFrame, humans: list[dict[str, Any]], ck: list[A
                       and (h["signature"] is None or sig is None or h["signature"] == sig)), None)
         out.append(match if match is not None and match.get("selected") is not None else None)
     return out
+
+
+# --------------------------------------------------------------------------- compare items
+
+
+def replay_compare_items(settings: Any, baseline: Policy, candidate: Policy, *, run_ids: list[str] | None = None,
+                         since: float | None = None) -> list[Any]:
+    """Blind-compare items from recorded runs: both policies replayed over the same observations,
+    one item per distinct (run, screen, both outputs), clustered by run. With no expectation, each
+    side's answer is graded against the other's (:func:`evals.safety.unsafe_against_control`)."""
+    from evals.compare import CompareItem
+    from supervisor.warehouse import reader
+    from supervisor.warehouse.evals_store import read_replay_input
+
+    with reader(settings) as wh:
+        frame = read_replay_input(wh, run_ids=run_ids, since=since)
+    rb, _ = replay_frame(frame, baseline)
+    rc, _ = replay_frame(frame, candidate)
+    texts = dict(zip(frame["screen_hash"].to_list(), frame["text"].to_list(), strict=False))
+    cols = ("replayed_state", "replayed_kind", "replayed_keys", "replayed_approves", "replayed_answer_class",
+            "replayed_reason")
+    items: list[Any] = []
+    seen: set[tuple[Any, ...]] = set()
+    for b, c in zip(rb.iter_rows(named=True), rc.iter_rows(named=True), strict=True):
+        ob, oc = ({k.removeprefix("replayed_"): json.loads(r[k]) if k == "replayed_keys" else r[k] for k in cols}
+                  for r in (b, c))
+        ob["decision"], oc["decision"] = ob.pop("kind"), oc.pop("kind")
+        key = (b["run_id"], b["screen_hash"], json.dumps(ob, sort_keys=True), json.dumps(oc, sort_keys=True))
+        if key in seen:  # the same screen judged the same way in one run: one pair is enough
+            continue
+        seen.add(key)
+        tail = "\n".join((texts.get(b["screen_hash"]) or "").rstrip().splitlines()[-25:])
+        items.append(CompareItem(suite="replay", case_id=b["observation_id"], context={"kind": "screen",
+                                 "screen_tail": tail}, baseline=ob, candidate=oc, cluster=f"run/{b['run_id']}",
+                                 candidate_unsafe=unsafe_against_control(oc["answer_class"], ob["answer_class"]),
+                                 baseline_unsafe=unsafe_against_control(ob["answer_class"], oc["answer_class"])))
+    return items
 
 
 # --------------------------------------------------------------------------- checkpoints

@@ -138,6 +138,8 @@ class EvalRun(_M):
     """The policy's knobs that relax safety, by name (``answers.rules[x].allow_dangerous``)."""
     min_pass_rate: float | None = None
     """The weighted pass rate below which the run counts as failed (exit 1), when one was set."""
+    episodes: bool = True
+    """Episode cases were played (False: they were skipped)."""
     report_path: str | None = None
 
     @property
@@ -239,6 +241,7 @@ def output_of(obs: Observation, decision: Any) -> dict[str, Any]:
         "prompt_kind": p.kind if p is not None else None,
         "question": p.question if p is not None else None,
         "risk": p.risk.level if p is not None else None,
+        "subject": p.risk.subject if p is not None else None,
         "blocker": obs.blocker.kind if obs.blocker is not None else None,
         "decision": decision.kind if decision is not None else None,
         "keys": list(decision.keys) if decision is not None else [],
@@ -425,7 +428,7 @@ def run_suites(suites: list[Suite], policy: Policy, *, policy_path: str = "", ep
         code_version=code_version(), host=platform.node(),
         suites=[suite_identity(s) for s in suites], totals=totals, by_suite=by_suite,
         by_tag={t: aggregate(rs) for t, rs in sorted(tags.items())}, results=results,
-        safety_flags=safety_flags(policy), min_pass_rate=min_pass_rate,
+        safety_flags=safety_flags(policy), min_pass_rate=min_pass_rate, episodes=episodes,
     )
 
 

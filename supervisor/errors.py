@@ -50,6 +50,12 @@ class UsageError(SupervisorError):
     """Bad arguments or a bad combination of options."""
 
 
+class CheckFailed(SupervisorError):
+    """A check refused the request (a promotion the latest gate did not approve)."""
+
+    exit_code = EXIT_CHECK_FAILED
+
+
 class InputError(SupervisorError):
     """A malformed file the user gave us: policy, spec, suite, screen, journal."""
 

@@ -359,3 +359,11 @@ def compare_cmd(ctx: click.Context, baseline_arg: str, candidate_arg: str, suite
 
 
 COMMANDS = [eval_group]
+
+
+def _register_lifecycle() -> None:
+    """The candidate lifecycle commands live in their own module and add themselves to ``eval``."""
+    from supervisor.cli import candidate_cmds  # noqa: F401 - importing registers the commands
+
+
+_register_lifecycle()

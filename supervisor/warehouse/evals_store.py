@@ -101,7 +101,8 @@ def save_eval_run(wh: Warehouse, run: dict[str, Any]) -> None:
            "judge_cost_usd": t["judge_cost_usd"], "by_suite": _j(run.get("by_suite", {})),
            "by_tag": _j(run.get("by_tag", {})), "report_path": run.get("report_path"),
            "unsafe_answers": t.get("unsafe_answers", 0), "persistent_approvals": t.get("persistent_approvals", 0),
-           "safety_flags": _j(run.get("safety_flags", [])), "min_pass_rate": run.get("min_pass_rate")}
+           "safety_flags": _j(run.get("safety_flags", [])), "min_pass_rate": run.get("min_pass_rate"),
+           "episodes": run.get("episodes", True)}
     results = [{"eval_run_id": run["eval_run_id"], "suite": r["suite"], "case_id": r["case_id"],
                 "suite_hash": hashes.get(r["suite"]), "kind": r["kind"], "status": r["status"],
                 "severity": r["severity"], "must_pass": r["must_pass"], "tags": _j(r["tags"]),
@@ -117,6 +118,52 @@ def save_eval_run(wh: Warehouse, run: dict[str, Any]) -> None:
     if results:
         statements.append(_insert_many("eval_results", results))
     _tx(wh, statements)
+
+
+def find_eval_run(wh: Warehouse, *, policy_id: str, suites: list[dict[str, Any]], code_version: str,
+                  episodes: bool) -> dict[str, Any] | None:
+    """The latest stored eval run of this policy over exactly these suites (same content hashes),
+    with the same code and episode setting, rebuilt as ``EvalRun`` data; None when there is none."""
+    want = sorted((s["suite"], s["content_hash"]) for s in suites)
+    rows = wh.con.execute("SELECT eval_run_id, suites FROM eval_runs WHERE policy_id = ? AND code_version = ? "
+                          "AND coalesce(episodes, true) = ? ORDER BY started_at DESC",
+                          [policy_id, code_version, episodes]).fetchall()
+    for eval_run_id, suites_json in rows:
+        have = sorted((s["suite"], s["content_hash"]) for s in json.loads(suites_json or "[]"))
+        if have == want:
+            return read_eval_run(wh, eval_run_id)
+    return None
+
+
+def read_eval_run(wh: Warehouse, eval_run_id: str) -> dict[str, Any] | None:
+    """One stored eval run with every case result, as ``EvalRun`` data."""
+    run = wh.sql("SELECT * FROM eval_runs WHERE eval_run_id = ?", [eval_run_id]).to_dicts()
+    if not run:
+        return None
+    r = run[0]
+    results = wh.sql("SELECT * FROM eval_results WHERE eval_run_id = ? ORDER BY suite, case_id", [eval_run_id])
+    metric_keys = ("cases", "passed", "failed", "errors", "skipped", "pass_rate", "weighted_pass_rate",
+                   "unsafe_answers", "unsafe_approvals", "persistent_approvals", "missed_prompts", "false_prompts",
+                   "must_pass_failures", "judge_calls", "judge_cost_usd")
+
+    def ts(v: Any) -> float:
+        return v.replace(tzinfo=UTC).timestamp() if isinstance(v, datetime) else float(v or 0)
+
+    return {
+        "eval_run_id": r["eval_run_id"], "started_at": ts(r["started_at"]), "finished_at": ts(r["finished_at"]),
+        "policy_id": r["policy_id"], "policy_name": r["policy_name"], "policy_path": r["policy_path"] or "",
+        "code_version": r["code_version"] or "", "host": r["host"] or "", "suites": json.loads(r["suites"] or "[]"),
+        "totals": {k: r[k] or 0 for k in metric_keys}, "by_suite": json.loads(r["by_suite"] or "{}"),
+        "by_tag": json.loads(r["by_tag"] or "{}"), "safety_flags": json.loads(r["safety_flags"] or "[]"),
+        "min_pass_rate": r["min_pass_rate"], "episodes": r["episodes"] if r["episodes"] is not None else True,
+        "report_path": r["report_path"],
+        "results": [{"suite": x["suite"], "case_id": x["case_id"], "kind": x["kind"], "tags": json.loads(x["tags"]),
+                     "severity": x["severity"], "must_pass": x["must_pass"], "status": x["status"],
+                     "failures": json.loads(x["failures"]), "actual": json.loads(x["actual"]),
+                     "expected": json.loads(x["expected"]), "unsafe": x["unsafe_class"],
+                     "missed_prompt": x["missed_prompt"], "false_prompt": x["false_prompt"], "origin": x["origin"],
+                     "transform": x["transform"], "duration_ms": x["duration_ms"]} for x in results.to_dicts()],
+    }
 
 
 def read_eval_runs(wh: Warehouse, policy_id: str | None = None) -> pl.DataFrame:
@@ -379,3 +426,60 @@ def read_registry_events(wh: Warehouse, kinds: Sequence[str] | None = None) -> p
         return wh.sql(q + " WHERE kind IN (" + ",".join("?" * len(kinds)) + ") ORDER BY registry_event_id",
                       list(kinds))
     return wh.sql(q + " ORDER BY registry_event_id")
+
+
+# --------------------------------------------------------------------------- canaries
+
+
+def read_shadow_pairs(wh: Warehouse, shadow_policy_id: str, *, since: float | None = None) -> pl.DataFrame:
+    """Each shadow decision of one policy beside the acting decision on the same observation: kinds,
+    keys, signatures, the prompt each side decided on (the shadow's own observation when the run
+    journaled it, else the acting one's) and the screen."""
+    params: list[Any] = [shadow_policy_id]
+    w = ""
+    if since is not None:
+        w = " AND e.occurred_at >= ?"
+        params.append(_ts(since))
+    return wh.sql(
+        "SELECT e.run_id, e.seq, epoch_ms(e.occurred_at) / 1000.0 AS at, "
+        "coalesce(e.payload->>'$.decision.trigger_id', e.payload->>'$.trigger_id') AS trigger_id, "
+        "coalesce(e.payload->>'$.decision.kind', e.payload->>'$.kind') AS shadow_kind, "
+        "coalesce(e.payload->'$.decision.keys', e.payload->'$.keys')::VARCHAR AS shadow_keys, "
+        "coalesce(e.payload->>'$.decision.signature', e.payload->>'$.signature') AS shadow_signature, "
+        "coalesce(e.payload->>'$.decision.reason', e.payload->>'$.reason') AS shadow_reason, "
+        "coalesce(e.payload->'$.observation.prompt', o.prompt)::VARCHAR AS shadow_prompt, "
+        "d.kind AS acting_kind, d.keys::VARCHAR AS acting_keys, d.reason AS acting_reason, "
+        "o.prompt::VARCHAR AS acting_prompt, o.screen_hash, s.text "
+        "FROM events e "
+        "LEFT JOIN observations o ON o.observation_id = coalesce(e.payload->>'$.decision.trigger_id', "
+        "e.payload->>'$.trigger_id') "
+        "LEFT JOIN (SELECT * FROM decisions WHERE coalesce(source, 'rules') != 'workflow' "
+        "QUALIFY row_number() OVER (PARTITION BY trigger_id ORDER BY seq) = 1) d ON d.trigger_id = o.observation_id "
+        "LEFT JOIN screens s ON s.screen_hash = o.screen_hash "
+        "WHERE e.kind = 'shadow_decision' AND coalesce(e.payload->>'$.shadow_policy_id', "
+        "e.payload->>'$.decision.policy_id') = ?" + w + " ORDER BY e.run_id, e.seq", params)
+
+
+def read_run_metrics(wh: Warehouse, policy_ids: Sequence[str], *, since: float | None = None) -> pl.DataFrame:
+    """Outcome metrics per run of these acting policies (limited-rollout analysis): escalations,
+    friction seconds (time lost in friction plus time paused waiting for a human), completion,
+    and time to finish (finished runs only)."""
+    if not policy_ids:
+        return pl.DataFrame()
+    params: list[Any] = list(policy_ids)
+    w = ""
+    if since is not None:
+        w = " AND r.started_at >= ?"
+        params.append(_ts(since))
+    return wh.sql(
+        "SELECT r.run_id, r.policy_id, r.outcome, "
+        "(SELECT count(*) FROM decisions d WHERE d.run_id = r.run_id AND d.kind = 'escalate' "
+        " AND coalesce(d.source, 'rules') != 'workflow')::DOUBLE AS escalations, "
+        "coalesce((SELECT sum(f.seconds_lost) FROM friction f WHERE f.run_id = r.run_id), 0) + "
+        "coalesce((SELECT sum(TRY_CAST(e.payload->>'$.waited_s' AS DOUBLE)) FROM events e "
+        " WHERE e.run_id = r.run_id AND e.kind = 'resume'), 0) AS friction_seconds, "
+        "CASE WHEN r.outcome = 'finished' THEN 1.0 ELSE 0.0 END AS completion, "
+        "CASE WHEN r.outcome = 'finished' THEN date_diff('millisecond', r.started_at, r.ended_at) / 1000.0 END "
+        "AS time_to_finish_s "
+        "FROM runs r WHERE r.policy_id IN (" + ",".join("?" * len(policy_ids)) + ")" + w +
+        " ORDER BY r.started_at", params)

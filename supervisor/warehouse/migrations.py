@@ -858,6 +858,7 @@ def m_policies_gates_registry(con: Connection) -> None:
         ALTER TABLE eval_runs ADD COLUMN persistent_approvals INTEGER;
         ALTER TABLE eval_runs ADD COLUMN safety_flags JSON;
         ALTER TABLE eval_runs ADD COLUMN min_pass_rate DOUBLE;
+        ALTER TABLE eval_runs ADD COLUMN episodes BOOLEAN;
         ALTER TABLE eval_results ADD COLUMN unsafe_class VARCHAR;
         ALTER TABLE compare_runs ADD COLUMN result JSON;
         ALTER TABLE compare_pairs ADD COLUMN cluster VARCHAR;

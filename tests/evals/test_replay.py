@@ -215,3 +215,28 @@ def test_escalations_a_human_answered_the_same_way_are_saved(sv_home: Path) -> N
     assert summary["safety_regressions"] == 1
     regression = result.filter(pl.col("divergence") == "safety_regression")
     assert regression["run_id"].to_list() == [no]
+
+
+def test_compare_on_recorded_runs_clusters_by_run(sv_home: Path) -> None:
+    """`eval compare --replay`: both policies replayed over the same recorded screens, scored blind
+    (here by a human answering from a script), one cluster per run, the candidate's extra approval
+    graded against the baseline's decision."""
+    from evals.workbench import eval_compare
+
+    settings = Settings(home=sv_home).ensure()
+    strict = _strict()
+    ids = [record_under(settings, strict, None) for _ in range(2)]
+    import tempfile
+
+    from supervisor.policy import dump_policy
+
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        fh.write(dump_policy(strict))
+    shown: list[str] = []
+    out, _, err = eval_compare(fh.name, "baseline", suite_spec=None, replay=True, run_ids=ids, scorer_kind="human",
+                               settings=settings, save_report=False, human_io=(lambda q: "t", shown.append))
+    s = out.summary
+    assert err is None and s.source.startswith("replay:") and s.scorer == "human"
+    assert s.clusters == 2 and {p.cluster for p in out.pairs} == {f"run/{i}" for i in ids}
+    # the baseline answers the tool permission the strict policy escalated: an approval the control did not make
+    assert s.unsafe_losses == 2 and s.result == "loss" and shown

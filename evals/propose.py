@@ -1,0 +1,330 @@
+"""Proposals: mine what went wrong and write concrete candidates, each ready for the gate.
+
+``supervisor eval propose --objective O`` looks at the evidence the objective cares about and
+writes one candidate per concrete fix, with a manifest that says what motivated it:
+
+- ``reduce_friction`` / ``reduce_false_escalation``: escalations a human resolved, from the
+  recorded runs (the journal's ``resume`` events say what the human chose, replay says what the
+  parent policy does on the same screen). A prompt the parent escalates only because no rule
+  covers it, that humans answered at least ``--min-support`` times and always with the same
+  option, gets an answer rule for exactly that prompt (agent, kind, question) choosing that
+  option. The same for golden-suite cases the parent escalates where a careful human answers.
+- ``reduce_friction``: stall escalations that were not hangs (the agent printed again later) are
+  mined too, and ``timing.stall_timeout_s`` is searched over the replay with a seeded budget.
+- ``faster_reaction``: ``timing.recheck_s`` (how soon a quiet agent counts as finished) is
+  searched over the replay, rejecting any value that finishes a run before its agent worked
+  again in the recording.
+- ``reduce_false_approval``: golden cases where the parent approves what a careful human would
+  not get a danger pattern for the command they approve.
+
+No proposal relaxes a safety knob (:func:`evals.safety.safety_relaxations` of each candidate
+against its parent must be empty, or it is dropped): the answer rules carry no ``allow_*``
+flag, so the decision rules still refuse dangerous, default-No and "don't ask again" answers.
+Each proposal is checked on the evidence it came from before it is written.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+
+from evals.candidates import Candidate, write_candidate
+from evals.safety import safety_relaxations
+from supervisor.policy import Policy, dump_policy, parse_policy
+from supervisor.settings import Settings
+
+log = logging.getLogger(__name__)
+
+CATCH_ALL = ("no-rule",)
+"""Decision rules that mean "nothing covers this prompt" (besides a rule that escalates everything)."""
+
+
+def _slug(text: str, limit: int = 48) -> str:
+    """A candidate name from a question: lowercase words joined by dashes, whole words only."""
+    out = ""
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        if len(out) + len(word) + 1 > limit:
+            break
+        out = f"{out}-{word}" if out else word
+    return out or "prompt"
+
+
+def _with(parent: Policy, edit: Any, name: str) -> Policy:
+    data = yaml.safe_load(dump_policy(parent))
+    data["name"] = name
+    edit(data)
+    return parse_policy(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), name)
+
+
+def _catch_all_index(policy: Policy) -> int:
+    """Where a new specific rule goes: before the first rule that escalates everything, so every
+    rule that matched before still matches first."""
+    for i, r in enumerate(policy.answers.rules):
+        w = r.when
+        if r.then == "escalate" and all(getattr(w, f) is None for f in ("agents", "kinds", "question", "subject",
+                                                                         "option", "risk")):
+            return i
+    return len(policy.answers.rules)
+
+
+def _is_catch_all(policy: Policy, rule: str | None) -> bool:
+    if rule in CATCH_ALL:
+        return True
+    i = _catch_all_index(policy)
+    return i < len(policy.answers.rules) and policy.answers.rules[i].name == rule
+
+
+def answer_rule(policy: Policy, agent: str, kind: str, question: str, label: str, name: str) -> Policy:
+    """``policy`` with a rule that answers exactly this prompt with the option labelled ``label``."""
+    rule = {"name": name, "when": {"agents": [agent], "kinds": [kind], "question": f"^{re.escape(question)}$"},
+            "then": "option", "option": f"^{re.escape(label)}$"}
+    at = _catch_all_index(policy)
+    return _with(policy, lambda d: d["answers"]["rules"].insert(at, rule), name)
+
+
+# --------------------------------------------------------------------------- mining
+
+
+def _recorded(settings: Settings, parent: Policy, run_ids: list[str] | None,
+              since: float | None) -> tuple[pl.DataFrame, pl.DataFrame, list[dict[str, Any]]] | None:
+    """(replay input, the parent's replay with human choices joined, human answers) or None."""
+    from evals.replay import replay_with_controls
+    from evals.workbench import control_policies
+    from supervisor.warehouse import reader
+    from supervisor.warehouse.evals_store import read_human_answers, read_replay_input
+
+    if not settings.warehouse.exists():
+        return None
+    with reader(settings) as wh:
+        frame = read_replay_input(wh, run_ids=run_ids, since=since)
+        humans = read_human_answers(wh, run_ids=run_ids, since=since)
+        controls, _ = control_policies(wh, [p for p in frame["recorded_policy_id"].unique().to_list() if p])
+    if frame.height == 0:
+        return None
+    joined, _ = replay_with_controls(frame, parent, controls, humans)
+    return frame, joined, humans
+
+
+def human_answer_patterns(frame: pl.DataFrame, joined: pl.DataFrame, parent: Policy,
+                          min_support: int) -> list[dict[str, Any]]:
+    """Prompts the parent escalates only for want of a rule, that humans resolved ``min_support``
+    times or more, always with the same option: one pattern per (agent, kind, question)."""
+    from evals.replay import classify_screens
+
+    esc = joined.filter((pl.col("replayed_kind") == "escalate") & pl.col("human_selected").is_not_null())
+    if esc.height == 0:
+        return []
+    screens = classify_screens(frame.filter(pl.col("observation_id").is_in(esc["observation_id"].to_list())), parent)
+    keycols = ["screen_hash", "current_command", "dead", "highlights", "cwd", "cursor_x", "cursor_y"]
+    by_obs = {r["observation_id"]: tuple(r[c] for c in keycols) for r in frame.to_dicts()}
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in esc.to_dicts():
+        obs = screens.get(by_obs[row["observation_id"]])
+        if obs is None or obs.prompt is None or not _is_catch_all(parent, row["replayed_rule"]):
+            continue
+        p = obs.prompt
+        g = groups.setdefault((obs.agent, p.kind, p.question), {"labels": defaultdict(int), "runs": set(),
+                                                                "observations": [], "prompt": p})
+        g["labels"][row["human_selected"]] += 1
+        g["runs"].add(row["run_id"])
+        g["observations"].append(row["observation_id"])
+    out = []
+    for (agent, kind, question), g in groups.items():
+        labels = dict(g["labels"])
+        total = sum(labels.values())
+        if len(labels) != 1 or total < min_support:
+            continue
+        label = next(iter(labels))
+        option = next((o for o in g["prompt"].options if o.label == label), None)
+        if option is None or option.persistent or g["prompt"].risk.level == "dangerous":
+            continue
+        if option.approves is True and g["prompt"].default_approves is False:
+            continue  # approving a default-No prompt needs allow_default_no: never proposed
+        out.append({"agent": agent, "kind": kind, "question": question, "label": label, "support": total,
+                    "runs": sorted(g["runs"]), "observations": g["observations"][:20]})
+    return sorted(out, key=lambda x: -x["support"])
+
+
+def suite_answer_patterns(parent: Policy, suites_root: Path | None) -> list[dict[str, Any]]:
+    """Golden screen cases the parent escalates for want of a rule where a careful human answers
+    with one stated option."""
+    from evals.runner import case_run_state, observe_and_decide, screen_of
+    from evals.suites import ScreenCase, resolve_suites
+
+    out = []
+    for suite in resolve_suites("all", suites_root):
+        for case in suite.cases:
+            if not isinstance(case, ScreenCase):
+                continue
+            exp = case.expected
+            if exp.decision != "answer" or not exp.keys or case.input.run_state:
+                continue
+            obs, d = observe_and_decide(screen_of(suite, case), case_run_state({}), parent)
+            if d.kind != "escalate" or obs.prompt is None or not _is_catch_all(parent, d.rule):
+                continue
+            from supervisor.decide import selected_option
+
+            option = selected_option(obs.prompt, exp.keys[0])
+            if option is None or option.persistent or obs.prompt.risk.level == "dangerous":
+                continue
+            out.append({"agent": obs.agent, "kind": obs.prompt.kind, "question": obs.prompt.question,
+                        "label": option.label, "support": 1, "cases": [f"{suite.name}/{case.id}"]})
+    return out
+
+
+def suite_danger_patterns(parent: Policy, suites_root: Path | None) -> list[dict[str, Any]]:
+    """Golden cases where the parent approves what a careful human would not: the command they approve."""
+    from evals.runner import run_suites
+    from evals.suites import resolve_suites
+
+    run = run_suites(resolve_suites("all", suites_root), parent, episodes=False)
+    out = []
+    for r in run.results:
+        if r.unsafe != "approval" or not r.actual.get("question"):
+            continue
+        words = str(r.actual.get("subject") or "").split()[:2]
+        if len(words) < 2:
+            continue
+        out.append({"pattern": r"\b" + r"\s+".join(re.escape(w) for w in words) + r"\b",
+                    "case": f"{r.suite}/{r.case_id}"})
+    return out
+
+
+# --------------------------------------------------------------------------- numeric search
+
+
+def _search(values: list[float], budget: int, seed: int) -> list[float]:
+    rng = random.Random(f"paneward-propose:{seed}")
+    vals = sorted(set(values))
+    rng.shuffle(vals)
+    return sorted(vals[:budget])
+
+
+def stall_timeout_search(frame: pl.DataFrame, joined: pl.DataFrame, parent: Policy, budget: int,
+                         seed: int) -> dict[str, Any] | None:
+    """The smallest stall timeout that turns every stall escalation that was not a hang (the agent
+    printed again later in its run) into waiting, while every hang (nothing after) still escalates."""
+    from evals.replay import replay_frame
+
+    stalls = joined.filter((pl.col("replayed_rule") == "stall") & (pl.col("replayed_kind") == "escalate"))
+    if stalls.height == 0:
+        return None
+    ends = joined.group_by("run_id").agg(pl.col("at").max().alias("end"))
+    recovered = stalls.join(ends, on="run_id").filter(pl.col("at") < pl.col("end"))
+    if recovered.height == 0:
+        return None
+    t0 = parent.timing.stall_timeout_s
+    grid = _search([round(t0 * f, 1) for f in (1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8)], budget, seed)
+    for value in grid:
+        cand = _with(parent, lambda d, v=value: d["timing"].update(stall_timeout_s=v), "search")
+        res, _ = replay_frame(frame.filter(pl.col("run_id").is_in(stalls["run_id"].unique().to_list())), cand)
+        still = res.filter(pl.col("observation_id").is_in(recovered["observation_id"].to_list())
+                           & (pl.col("replayed_kind") == "escalate")).height
+        hangs = stalls.height - recovered.height
+        kept = res.filter((pl.col("replayed_rule") == "stall") & (pl.col("replayed_kind") == "escalate")).height
+        if still == 0 and kept >= hangs:
+            return {"value": value, "tried": grid, "recovered_stalls": recovered.height, "hangs": hangs,
+                    "runs": sorted(recovered["run_id"].unique().to_list())}
+    return None
+
+
+def recheck_search(frame: pl.DataFrame, parent: Policy, budget: int, seed: int) -> dict[str, Any] | None:
+    """The smallest ``recheck_s`` whose finishes never come before the agent worked again in the
+    recording, and that finishes sooner than the parent somewhere."""
+    from evals.replay import replay_frame
+
+    base, _ = replay_frame(frame, parent)
+    first = base.filter(pl.col("replayed_kind") == "finish").group_by("run_id").agg(pl.col("at").min().alias("t"))
+    if first.height == 0:
+        return None
+    r0 = parent.timing.recheck_s
+    grid = _search([round(r0 * f, 2) for f in (0.2, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9)], budget, seed)
+    for value in grid:
+        cand = _with(parent, lambda d, v=value: d["timing"].update(recheck_s=v), "search")
+        res, _ = replay_frame(frame, cand)
+        fin = res.filter(pl.col("replayed_kind") == "finish").group_by("run_id").agg(pl.col("at").min().alias("t"))
+        premature = fin.join(res.filter(pl.col("replayed_state") == "busy").select("run_id", pl.col("at").alias("b")),
+                             on="run_id").filter(pl.col("b") > pl.col("t")).height
+        sooner = fin.join(first, on="run_id", suffix="_parent").filter(pl.col("t") < pl.col("t_parent"))
+        if premature == 0 and sooner.height:
+            saved = (sooner["t_parent"] - sooner["t"]).sum()
+            return {"value": value, "tried": grid, "runs_sooner": sooner.height, "seconds_saved": round(saved, 2)}
+    return None
+
+
+# --------------------------------------------------------------------------- propose
+
+
+def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str, budget: int = 20, seed: int = 0,
+            run_ids: list[str] | None = None, since: float | None = None, min_support: int = 3,
+            candidates_root: Path | None = None, suites_root: Path | None = None, author: str = "") -> list[Candidate]:
+    """Write the candidates the evidence supports (possibly none)."""
+    base: Policy = parent.policy
+    recorded = _recorded(settings, base, run_ids, since)
+    made: list[Candidate] = []
+
+    def emit(policy: Policy, name: str, why: str, evidence: list[dict[str, Any]]) -> None:
+        relax = safety_relaxations(base, policy)
+        if relax:  # never: the miners only add rules and patterns and raise timeouts
+            log.warning("proposal %s dropped: it relaxes %s", name, relax)
+            return
+        made.append(write_candidate(name, policy, parent=parent_arg, parent_policy=base, objective=objective,
+                                    why=why, evidence=evidence, author=author, root=candidates_root,
+                                    overwrite=True))
+
+    if objective in ("reduce_friction", "reduce_false_escalation"):
+        patterns = human_answer_patterns(recorded[0], recorded[1], base, min_support) if recorded else []
+        for p in patterns[:budget]:
+            name = f"answer-{_slug(p['question'])}"
+            policy = answer_rule(base, p["agent"], p["kind"], p["question"], p["label"], name)
+            if not _fixes(recorded, policy, p["observations"], p["label"]):
+                continue
+            emit(policy, name, f"humans answered {p['question']!r} ({p['agent']} {p['kind']}) with {p['label']!r} "
+                 f"{p['support']} times in {len(p['runs'])} runs, every time; the parent escalates it for want of "
+                 "a rule", [{"source": "escalations resolved by humans", **p}])
+    if objective == "reduce_false_escalation":
+        for p in suite_answer_patterns(base, suites_root)[:budget]:
+            name = f"answer-{_slug(p['question'])}"
+            emit(answer_rule(base, p["agent"], p["kind"], p["question"], p["label"], name), name,
+                 f"golden case {p['cases'][0]} expects {p['label']!r}; the parent escalates it for want of a rule",
+                 [{"source": "golden suite", **p}])
+    if objective == "reduce_false_approval":
+        for p in suite_danger_patterns(base, suites_root)[:budget]:
+            name = f"danger-{_slug(p['pattern'])}"
+            entry = {"name": name, "pattern": p["pattern"], "level": "dangerous"}
+            emit(_with(base, lambda d, e=entry: d["answers"]["danger_patterns"].append(e), name), name,
+                 f"the parent approves {p['case']}, which a careful human would not", [{"source": "golden suite", **p}])
+    if objective == "reduce_friction" and recorded is not None:
+        found = stall_timeout_search(recorded[0], recorded[1], base, budget, seed)
+        if found is not None:
+            name = f"stall-timeout-{int(found['value'])}s"
+            emit(_with(base, lambda d: d["timing"].update(stall_timeout_s=found["value"]), name), name,
+                 f"{found['recovered_stalls']} stall escalations were not hangs (the agent printed again); "
+                 f"stall_timeout_s {found['value']:g} waits them out and still escalates the {found['hangs']} hangs",
+                 [{"source": "replay", "seed": seed, "budget": budget, **found}])
+    if objective == "faster_reaction" and recorded is not None:
+        found = recheck_search(recorded[0], base, budget, seed)
+        if found is not None:
+            name = f"recheck-{found['value']:g}s".replace(".", "_")
+            emit(_with(base, lambda d: d["timing"].update(recheck_s=found["value"]), name), name,
+                 f"recheck_s {found['value']:g} confirms finishes sooner in {found['runs_sooner']} runs "
+                 f"({found['seconds_saved']}s) and never before the agent worked again",
+                 [{"source": "replay", "seed": seed, "budget": budget, **found}])
+    return made
+
+
+def _fixes(recorded: Any, policy: Policy, observations: list[str], label: str) -> bool:
+    """The proposed rule answers the mined screens with the human's option, nothing else changes for the worse."""
+    from evals.replay import replay_frame
+
+    frame = recorded[0]
+    res, _ = replay_frame(frame.filter(pl.col("observation_id").is_in(observations)), policy)
+    return res.height > 0 and all(k == "answer" and s == label for k, s in
+                                  zip(res["replayed_kind"].to_list(), res["replayed_selected"].to_list(), strict=True))

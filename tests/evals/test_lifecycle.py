@@ -1,0 +1,208 @@
+"""The candidate lifecycle over recorded runs (real journals ingested into a real DuckDB warehouse,
+no tmux here; tests/evals/test_lifecycle_e2e.py walks it live): a friction pattern mined into a
+proposal the gate promotes, shadow canary reports, limited-rollout analysis, review and status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from evals import styles
+from evals.canary import canary_report, judge_metrics
+from evals.candidates import load_candidate
+from evals.gate import gate_candidate, load_gate_config
+from evals.propose import propose
+from evals.workbench import PolicyRef
+from supervisor.classify import classify
+from supervisor.decide import decide
+from supervisor.ids import new_id
+from supervisor.journal import Journal
+from supervisor.models import RunState
+from supervisor.policy import Policy, baseline_policy
+from supervisor.screen import make_screen
+from supervisor.settings import Settings
+from supervisor.warehouse import open_warehouse
+from tests.conftest import run_cli
+
+REPO = Path(__file__).resolve().parents[2]
+W = 100
+QUESTION = "Which database should the service use?"
+MENU = styles.claude_menu(QUESTION, ["PostgreSQL", "SQLite", "Type something."], history=["> add persistence"])
+PUSH = styles.claude_permission("git push --force origin main", "Overwrite main", width=W).text
+BUSY = styles.claude_busy(["> add persistence"], width=W)
+IDLE = styles.claude_idle(["> add persistence", "Done."], width=W)
+
+
+def record_run(settings: Settings, policy: Policy, screens: list[str], *, human: str | None = None,
+               shadows: tuple[Policy, ...] = (), t0: float = 1_700_000_000.0, outcome: str | None = "finished",
+               extra: dict[str, Any] | None = None) -> str:
+    """One run journaled as the runner does: run_started with its policies, each observation with its
+    screen and clock, the decision, shadow decisions from each shadow's own classification, a pause
+    on escalation and the human's resume saying what they chose, run_ended."""
+    run_id = new_id("run_")
+    j = Journal(settings.journal_path(run_id), run_id, fsync=False)
+    pols = {p.policy_id: p.canonical() for p in (policy, *shadows)}
+    j.append("run_started", {"policy_id": policy.policy_id, "policies": pols, "agent": "claude",
+                             "shadow_policy_ids": [p.policy_id for p in shadows]}, at=t0)
+    t = t0
+    rs = RunState(run_id=run_id, now=t0, started_at=t0, last_output_at=t0)
+    for text in screens:
+        t += 5
+        screen = make_screen(text, width=W, height=40)
+        obs = classify(screen, policy)
+        oid = new_id("obs_")
+        obs.observation_id = oid
+        rs.now = rs.last_output_at = t
+        d = decide(obs, rs, policy)
+        d.trigger_id = oid
+        j.append("observation", {"observation": obs.model_dump(mode="json"), "now": t,
+                                 "screen": {"screen_hash": screen.screen_hash, "text": screen.text, "width": W,
+                                            "height": 40, "title": "", "current_command": "", "dead": False}},
+                 at=t, event_id=oid)
+        j.append("decision", {"decision": d.model_dump(mode="json"), "now": t}, at=t + 0.01)
+        for sh in shadows:
+            sobs = classify(screen, sh)
+            sd = decide(sobs, rs, sh)
+            sd.trigger_id = oid
+            j.append("shadow_decision", {"decision": sd.model_dump(mode="json"), "shadow_policy_id": sh.policy_id,
+                                         "acting_policy_id": policy.policy_id,
+                                         "observation": sobs.model_dump(mode="json")}, at=t + 0.02)
+        if d.kind == "escalate":
+            j.append("pause", {"pause_reason": d.reason, "signature": d.signature}, at=t + 0.03)
+            if human is not None:
+                j.append("resume", {"by": "human", "waited_s": 4.0, "human_keys": ["1"], "selected": human,
+                                    "signature": d.signature, "was": d.reason}, at=t + 4)
+    if outcome is not None:
+        j.append("run_ended", {"outcome": outcome, **(extra or {})}, at=t + 5)
+    j.close()
+    return run_id
+
+
+def _sync(settings: Settings) -> None:
+    with open_warehouse(settings.warehouse) as wh:
+        wh.ingest_dir(settings.journals_dir)
+
+
+@pytest.fixture
+def gate_file(tmp_path: Path) -> Path:
+    cfg = yaml.safe_load((REPO / "candidates" / "gate.yaml").read_text())
+    cfg.update(suites="danger,claude,codex,aider,finish_pause", episodes=False)
+    cfg["expanded"]["variants_per_case"] = 1
+    cfg["canary"]["required"] = False
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_a_planted_friction_pattern_becomes_a_safe_proposal_the_gate_promotes(sv_home: Path, tmp_path: Path,
+                                                                              gate_file: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    for _ in range(6):  # a human answers the same question the same safe way, run after run
+        record_run(settings, baseline_policy(), [BUSY, MENU, BUSY, IDLE], human="PostgreSQL")
+    _sync(settings)
+    root = tmp_path / "candidates"
+    made = propose(settings, "reduce_friction", parent=PolicyRef(baseline_policy(), "baseline"), parent_arg="baseline",
+                   candidates_root=root, author="test")
+    assert [c.candidate_id for c in made] == ["answer-which-database-should-the-service-use"]
+    cand = made[0]
+    m = cand.manifest
+    assert m.objective == "reduce_friction" and m.parent_policy_id == baseline_policy().policy_id
+    assert m.evidence[0]["support"] == 6 and len(m.evidence[0]["runs"]) == 6
+    rule = next(r for r in cand.policy.answers.rules if r.name == cand.candidate_id)
+    assert rule.then == "option" and rule.option == "^PostgreSQL$"
+    assert not (rule.allow_dangerous or rule.allow_default_no or rule.allow_persistent)
+    assert [c.path for c in m.changes] == [f"answers.rules[{cand.candidate_id}]"]
+    result = gate_candidate(cand.candidate_id, gate_file=gate_file, settings=settings, candidates_root=root,
+                            reports_dir=tmp_path / "rep")
+    table = "\n".join(f"{r.check:12} {r.status:6} {r.figure}" for r in result.reasons)
+    assert result.verdict == "PROMOTE", table
+    assert result.safety_relaxations == [] and result.evidence["replay"]["saved_escalations"] == 6
+    assert result.candidate_id == cand.candidate_id and result.objective == "reduce_friction"
+
+
+def test_no_proposal_when_humans_disagree_or_the_prompt_is_dangerous(sv_home: Path, tmp_path: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    for choice in ("PostgreSQL", "SQLite", "PostgreSQL", "PostgreSQL"):
+        record_run(settings, baseline_policy(), [BUSY, MENU, IDLE], human=choice)
+    for _ in range(4):  # always approved by the human, but dangerous: never mined into a rule
+        record_run(settings, baseline_policy(), [BUSY, PUSH, IDLE], human="Yes")
+    _sync(settings)
+    made = propose(settings, "reduce_friction", parent=PolicyRef(baseline_policy(), "baseline"),
+                   parent_arg="baseline", candidates_root=tmp_path / "c")
+    assert made == []
+
+
+def test_canary_report_counts_agreement_unsafe_and_saved(sv_home: Path, tmp_path: Path) -> None:
+    settings = Settings(home=sv_home).ensure()
+    base = baseline_policy()
+    from evals.propose import answer_rule
+
+    friendly = answer_rule(base, "claude", "numbered_menu", f"● {QUESTION}", "PostgreSQL", "friendly")
+    pushy = Policy.model_validate(base.model_dump() | {"answers": base.answers.model_copy(update={
+        "danger_patterns": [d for d in base.answers.danger_patterns if d.name != "git-push-force"],
+        "always_escalate": [p for p in base.answers.always_escalate if "force" not in p]})})
+    for _ in range(2):
+        record_run(settings, base, [BUSY, MENU, BUSY, IDLE], human="PostgreSQL", shadows=(friendly, pushy))
+    record_run(settings, base, [BUSY, PUSH, IDLE], human="No, and tell Claude what to do differently (esc)",
+               shadows=(friendly, pushy))
+    _sync(settings)
+    good = canary_report(settings, friendly.policy_id, min_observations=5, min_runs=3)
+    assert good.observations == 11 and good.runs == 3 and good.unsafe == 0
+    assert good.saved_escalations == 2 and good.mismatches == 0 and good.enough
+    assert good.disagreements[0].acting == "escalate" and good.disagreements[0].shadow == "answer"
+    assert "Which database" in good.disagreements[0].examples[0]["screen_tail"]
+    bad = canary_report(settings, pushy.policy_id)
+    assert bad.unsafe == 1 and bad.unsafe_examples[0]["shadow_answer_class"] == "approve"
+    assert bad.agreement is not None and bad.agreement < 1.0
+
+
+def test_limited_rollout_metrics_judged_per_metric() -> None:
+    cfg = load_gate_config(None).limited
+    control = {"escalations": [1, 0, 1, 2, 1, 0, 1, 1], "completion": [1] * 8,
+               "time_to_finish_s": [60, 62, 58, 65, 61, 59, 63, 60], "friction_seconds": [30, 0, 20, 40, 25, 0, 30, 20]}
+    same = {k: list(v) for k, v in control.items()}
+    metrics, score, verdict = judge_metrics(control, same, cfg)
+    assert verdict == "pass" and score == 100.0 and all(m.status == "pass" for m in metrics)
+    worse = dict(same, escalations=[3, 4, 3, 5, 4, 3, 4, 5], friction_seconds=[90, 80, 120, 95, 100, 85, 110, 90])
+    metrics, score, verdict = judge_metrics(control, worse, cfg)
+    by = {m.metric: m for m in metrics}
+    assert by["escalations"].status == "high" and by["friction_seconds"].status == "high"
+    assert score == 60.0 and verdict == "marginal"
+    better = dict(same, escalations=[0] * 8, time_to_finish_s=[40, 41, 39, 42, 40, 38, 41, 40])
+    _, _, verdict = judge_metrics(control, better, cfg)
+    assert verdict == "pass", "improvements never fail a metric"
+    _, score, verdict = judge_metrics(control, {"escalations": [1, 2]}, cfg)
+    assert verdict == "nodata" and score is None
+
+
+def test_review_and_status_on_the_command_line(sv_home: Path, tmp_path: Path, cli_env: dict[str, str]) -> None:
+    root = tmp_path / "cands"
+    env = dict(cli_env, SUPERVISOR_CANDIDATES=str(root))
+    r = run_cli("eval", "new-candidate", "--from", "baseline", "--name", "patient", "--objective", "reduce_friction",
+                "--why", "stalls that were not hangs", env=env)
+    assert r.returncode == 0, r.stderr
+    policy = root / "patient" / "policy.yaml"
+    text = policy.read_text()
+    assert "stall_timeout_s: 600.0" in text
+    policy.write_text(text.replace("stall_timeout_s: 600.0", "stall_timeout_s: 1200.0")
+                      .replace("human_quiet_s: 20.0", "human_quiet_s: 5.0"))
+    r = run_cli("eval", "review-candidate", "patient", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    review = json.loads(r.stdout)
+    assert review["stale_manifest"] is True
+    assert {c["path"] for c in review["changes"]} == {"timing.stall_timeout_s", "timing.human_quiet_s"}
+    assert review["safety_relaxations"] == ["timing.human_quiet_s 20 -> 5"]
+    d = review["decided_differently"]
+    assert d["count"] == 1 and d["worse"] == 1, d  # a golden stall (busy, silent 12 minutes) is no longer one
+    assert d["examples"][0]["suite"] == "finish_pause" and d["examples"][0]["closer"] == "parent"
+    assert load_candidate("patient", root).manifest.changes[0].after == 5.0  # the manifest was refreshed
+    r = run_cli("eval", "candidate-status", "patient", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    status = json.loads(r.stdout)
+    assert status["registry"] == "not in the registry" and status["gates"] == []
+    r = run_cli("eval", "promote-candidate", "patient", "--approved-by", "ana", env=env)
+    assert r.returncode == 1 and "no gate result" in r.stderr and "gate-candidate patient" in r.stderr
