@@ -222,7 +222,7 @@ def _eval_run(ref: Any, suites: list[Any], cfg: GateConfig, settings: Settings |
     """The policy's eval run over the gate's suites: reused from the warehouse when one exists for
     the same policy, suites, code and episode setting; else run now and stored."""
     from evals.runner import EvalRun, code_version, run_suites, suite_identity
-    from evals.workbench import _store, store_policies
+    from evals.workbench import store_policies, store_result
     from supervisor.warehouse.evals_store import find_eval_run, save_eval_run
 
     code = code_version()
@@ -247,7 +247,7 @@ def _eval_run(ref: Any, suites: list[Any], cfg: GateConfig, settings: Settings |
         store_policies(wh, [ref.policy], f"eval:{run.eval_run_id}")
         save_eval_run(wh, data)
 
-    err = _store(settings, store)
+    err = store_result(settings, store)
     if err:
         log.warning("gate: eval run %s not stored: %s", run.eval_run_id, err)
     return run, False
@@ -485,7 +485,7 @@ def _objective_check(objective: str, c: Any, replay: dict[str, Any] | None, evid
 
 def _save(result: GateResult, cand: Any, base: Any, candidate_id: str | None, candidates_root: Path | None,
           settings: Settings | None, save_report: bool, reports_dir: Path | None) -> None:
-    from evals.workbench import _store, store_policies, write_report
+    from evals.workbench import store_policies, store_result, write_report
     from supervisor.warehouse.evals_store import save_candidate, save_gate_result
 
     if save_report:
@@ -504,7 +504,7 @@ def _save(result: GateResult, cand: Any, base: Any, candidate_id: str | None, ca
             save_candidate(wh, manifest)
         save_gate_result(wh, result.model_dump(mode="json"))
 
-    err = _store(settings, store)
+    err = store_result(settings, store)
     result.stored = err is None
     if err:
         log.warning("gate result %s not stored in the warehouse: %s", result.gate_result_id, err)

@@ -18,6 +18,8 @@ from supervisor.policy import Policy
 
 
 def _event(raw_or_body: dict[str, Any], n: int) -> Any:
+    from pydantic import ValidationError
+
     from supervisor.workflow.checkpoint import CheckpointBody, CheckpointEvent, checkpoint_key, parse_body
 
     if "raw" in raw_or_body:
@@ -29,7 +31,7 @@ def _event(raw_or_body: dict[str, Any], n: int) -> Any:
         raw = "\n".join(f"{k}: {v}" for k, v in data.items())
         try:
             body, err = CheckpointBody.model_validate(data), None
-        except Exception as exc:  # a malformed body is part of what cases test
+        except ValidationError as exc:  # a malformed body is part of what cases test
             body, err = None, str(exc).splitlines()[0]
     return CheckpointEvent(checkpoint_id=f"ck{n}", checkpoint_key=checkpoint_key(raw, body), raw=raw, body=body,
                            parse_error=err)

@@ -20,6 +20,7 @@ Every run also names the policy's safety-relaxing knobs (``safety_flags``).
 from __future__ import annotations
 
 import hashlib
+import logging
 import platform
 import subprocess
 import time
@@ -35,6 +36,8 @@ from evals.suites import REPO_ROOT, EpisodeCase, GateCase, ScreenCase, Suite
 from supervisor import __version__
 from supervisor.models import Observation, RunState, Screen
 from supervisor.policy import Policy
+
+log = logging.getLogger(__name__)
 
 CaseStatus = Literal["pass", "fail", "error", "skip"]
 EVAL_FORMAT_VERSION = 1
@@ -349,6 +352,7 @@ def run_case(suite: Suite, case: ScreenCase | GateCase | EpisodeCase, policy: Po
         return CaseResult(**base, status="skip", failures=[str(exc)],
                           duration_ms=(time.perf_counter() - t0) * 1000)
     except Exception as exc:  # the policy code raised: the case errors, the run goes on
+        log.warning("case %s/%s errored under %s: %s", suite.name, case.id, policy.name, exc)
         return CaseResult(**base, status="error", failures=[f"{type(exc).__name__}: {exc}"[:500]],
                           duration_ms=(time.perf_counter() - t0) * 1000)
     return CaseResult(**base, status="fail" if failures else "pass", failures=failures, actual=actual,

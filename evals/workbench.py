@@ -82,8 +82,9 @@ def write_report(kind: str, report_id: str, data: Any, reports_dir: Path | None 
     return path
 
 
-def _store(settings: Settings | None, fn: Callable[[Any], None]) -> str | None:
-    """Write to the warehouse; returns an error line instead of raising when it is locked/unusable."""
+def store_result(settings: Settings | None, fn: Callable[[Any], None]) -> str | None:
+    """Write to the warehouse; returns an error line instead of raising when it is locked/unusable
+    (results are never lost to a busy warehouse: their JSON report is written first)."""
     if settings is None:
         return "no warehouse"
     from supervisor.warehouse import open_warehouse
@@ -123,7 +124,7 @@ def eval_run(suite_spec: str, policy_arg: str, *, settings: Settings | None, sav
         store_policies(wh, [ref.policy], f"eval:{run.eval_run_id}")
         save_eval_run(wh, data)
 
-    return run, path, _store(settings, store)
+    return run, path, store_result(settings, store)
 
 
 # --------------------------------------------------------------------------- expand
@@ -247,7 +248,7 @@ def eval_replay(policy_arg: str, *, settings: Settings, run_ids: list[str] | Non
         store_policies(wh, [ref.policy], f"replay:{summary['replay_run_id']}")
         save_replay(wh, summary, divergent)
 
-    return summary, result, path, _store(settings, store)
+    return summary, result, path, store_result(settings, store)
 
 
 # --------------------------------------------------------------------------- compare
@@ -324,7 +325,7 @@ def save_compare_outcome(outcome: Any, base: PolicyRef, cand: PolicyRef, *, sett
         save_compare(wh, summary.model_dump(mode="json"), [p.model_dump(mode="json") for p in outcome.pairs],
                      outcome.mapping, outcome.revealed_at)
 
-    return path, _store(settings, store)
+    return path, store_result(settings, store)
 
 
 def eval_compare(baseline_arg: str, candidate_arg: str, *, suite_spec: str | None, replay: bool = False,

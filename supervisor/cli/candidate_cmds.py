@@ -27,7 +27,7 @@ from typing import Any
 import click
 
 from supervisor.cli import settings_from
-from supervisor.cli.eval_cmds import _console, eval_group, parse_since
+from supervisor.cli.eval_cmds import eval_group, parse_since, table_console
 
 _CANDIDATES_DIR = click.option("--candidates-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                                help="Folder of candidates (default: $SUPERVISOR_CANDIDATES or the project's "
@@ -83,7 +83,7 @@ def gate_candidate_cmd(ctx: click.Context, candidate: str, baseline_arg: str | N
 def _print_gate(result: Any) -> None:
     from rich.table import Table
 
-    console = _console()
+    console = table_console()
     colour = {"PROMOTE": "green", "HOLD": "yellow", "REJECT": "red"}[result.verdict]
     who = result.candidate_id or result.candidate_path
     console.print(f"[bold {colour}]{result.verdict}[/] {who} ({result.candidate_policy_id}) against "
@@ -159,7 +159,7 @@ def review_candidate_cmd(ctx: click.Context, candidate_id: str, as_json: bool, s
     if as_json:
         click.echo(json.dumps(review, ensure_ascii=False, default=str))
         return
-    console = _console()
+    console = table_console()
     m = review["manifest"]
     console.print(f"[bold]{candidate_id}[/] ({review['policy_id']}) from {m['parent']} ({m['parent_policy_id']}) · "
                   f"objective {m['objective']} · by {m['author'] or '?'}", highlight=False)
@@ -196,7 +196,7 @@ def candidate_status_cmd(ctx: click.Context, candidate_id: str, as_json: bool, c
     if as_json:
         click.echo(json.dumps(status, ensure_ascii=False, default=str))
         return
-    console = _console()
+    console = table_console()
     m = status["manifest"]
     console.print(f"[bold]{candidate_id}[/] ({status['policy_id']}) · objective {m['objective']} · registry: "
                   f"{status['registry']}", highlight=False)
@@ -336,7 +336,7 @@ def canary_report_cmd(ctx: click.Context, candidate_id: str, since: str | None, 
         click.echo(json.dumps({"shadow": rep.model_dump(mode="json"),
                                "limited": limited.model_dump(mode="json") if limited else None}, ensure_ascii=False))
         return
-    console = _console()
+    console = table_console()
     agree = f"{rep.agreement:.1%}" if rep.agreement is not None else "n/a"
     console.print(f"[bold]{candidate_id}[/] in shadow: {rep.observations} decisions in {rep.runs} runs "
                   f"(minimum {rep.min_observations} in {rep.min_runs}: {'enough' if rep.enough else 'not enough'}), "
@@ -414,7 +414,7 @@ def _history(ctx: click.Context, kinds: tuple[str, ...], as_json: bool, title: s
                       r.policy_id or "baseline", r.previous_policy_id or "-",
                       f"{r.fraction:.0%}" if r.fraction is not None else "-", r.actor or "-", r.gate_result_id or "-",
                       r.reason or "")
-    _console().print(table)
+    table_console().print(table)
 
 
 @eval_group.command("promotion-history")

@@ -33,7 +33,7 @@ from supervisor.errors import EXIT_CHECK_FAILED, UsageError
 err_console = Console(stderr=True)
 
 
-def _console() -> Console:
+def table_console() -> Console:
     """Wide enough for the metrics table even when piped (rich would assume 80 columns)."""
     return Console() if sys.stdout.isatty() else Console(width=200)
 
@@ -103,7 +103,7 @@ def list_cmd(expanded: bool, as_json: bool, suites_dir: Path | None) -> None:
     for r in rows:
         table.add_row(r["suite"], ",".join(sorted(r["kinds"])), str(r["cases"]), str(r["must_pass"]),
                       str(r["version"]), r["hash"], r["description"])
-    _console().print(table)
+    table_console().print(table)
     click.echo(f"{len(rows)} suites, {sum(r['cases'] for r in rows)} cases")
 
 
@@ -166,7 +166,7 @@ def run_cmd(ctx: click.Context, suite_spec: str, policy_arg: str, as_json: bool,
 
 
 def _print_run(run: Any, show_failures: bool) -> None:
-    console = _console()
+    console = table_console()
     table = Table(title=f"eval {run.eval_run_id} · policy {run.policy_name} ({run.policy_id})")
     for col in ("suite", "cases", "pass", "fail", "err", "skip", "pass rate", "weighted", "unsafe", "persistent",
                 "missed", "false", "must-pass fails", "judge calls", "judge $"):
