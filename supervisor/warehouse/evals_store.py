@@ -462,8 +462,8 @@ def read_shadow_pairs(wh: Warehouse, shadow_policy_id: str, *, since: float | No
 
 def read_run_metrics(wh: Warehouse, policy_ids: Sequence[str], *, since: float | None = None) -> pl.DataFrame:
     """Outcome metrics per run of these acting policies (limited-rollout analysis): escalations,
-    friction seconds (time lost in friction plus time paused waiting for a human), completion,
-    and time to finish (finished runs only)."""
+    friction seconds (``friction_events``: every friction's time, escalations until resolved),
+    completion, and time to finish (finished runs only)."""
     if not policy_ids:
         return pl.DataFrame()
     params: list[Any] = list(policy_ids)
@@ -475,9 +475,8 @@ def read_run_metrics(wh: Warehouse, policy_ids: Sequence[str], *, since: float |
         "SELECT r.run_id, r.policy_id, r.outcome, "
         "(SELECT count(*) FROM decisions d WHERE d.run_id = r.run_id AND d.kind = 'escalate' "
         " AND coalesce(d.source, 'rules') != 'workflow')::DOUBLE AS escalations, "
-        "coalesce((SELECT sum(f.seconds_lost) FROM friction f WHERE f.run_id = r.run_id), 0) + "
-        "coalesce((SELECT sum(TRY_CAST(e.payload->>'$.waited_s' AS DOUBLE)) FROM events e "
-        " WHERE e.run_id = r.run_id AND e.kind = 'resume'), 0) AS friction_seconds, "
+        "coalesce((SELECT sum(f.seconds_lost) FROM friction_events f WHERE f.run_id = r.run_id), 0) "
+        "AS friction_seconds, "
         "CASE WHEN r.outcome = 'finished' THEN 1.0 ELSE 0.0 END AS completion, "
         "CASE WHEN r.outcome = 'finished' THEN date_diff('millisecond', r.started_at, r.ended_at) / 1000.0 END "
         "AS time_to_finish_s "
