@@ -3,13 +3,16 @@
     .venv/bin/python bench/evals.py [--observations 1000000]
 
 1. every golden suite (episode cases excluded) under the baseline policy (target <= 5 s);
-2. replay of N synthetic recorded observations (default 1,000,000) read from a real DuckDB
-   warehouse under the baseline (target <= 60 s on 2 cores), with the read and the replay
-   timed apart.
+2. replay of N synthetic recorded observations (default 1,000,000, with 100,000 distinct
+   screens) read from a real DuckDB warehouse under the baseline (target <= 60 s on 2 cores),
+   with the read and the replay timed apart; then the replay ``eval replay`` does (a candidate
+   and each run's own recorded policy as its control).
 
-The synthetic runs are made of the golden suites' own screens: each run is mostly busy
-screens with prompts, blockers and idle screens in between and an idle ending, so the replay
-sees realistic repetition (a few hundred distinct screens, a million observations).
+The synthetic runs are made of the golden suites' own screens, made distinct by a numbered
+transcript line at the top (a long session shows many different screens): each run is mostly
+busy screens with prompts, blockers and idle screens in between and an idle ending. Each
+observation's journal payload (the decision clock and the Screen fields besides the text, which
+the warehouse keeps once per screen) is in the events table, as ingest leaves it.
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl  # noqa: E402
 
-from evals.replay import replay_frame  # noqa: E402
+from evals.replay import replay_frame, replay_with_controls  # noqa: E402
 from evals.runner import run_suites, screen_of  # noqa: E402
 from evals.suites import ScreenCase, iter_suites  # noqa: E402
 from supervisor.classify import classify  # noqa: E402
 from supervisor.decide import decide  # noqa: E402
-from supervisor.models import RunState  # noqa: E402
+from supervisor.models import RunState, screen_hash  # noqa: E402
 from supervisor.policy import baseline_policy  # noqa: E402
 from supervisor.warehouse import open_warehouse  # noqa: E402
 from supervisor.warehouse.evals_store import insert_frame, read_replay_input  # noqa: E402
@@ -53,8 +56,8 @@ def bench_suites() -> None:
           f"unsafe {m.unsafe_approvals}, missed {m.missed_prompts}, false {m.false_prompts}")
 
 
-def synthetic_frames(n_obs: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(screens, observations, decisions) frames for the warehouse tables."""
+def synthetic_frames(n_obs: int, seed: int = 1, distinct: int = 100_000) -> tuple[pl.DataFrame, ...]:
+    """(screens, observations, decisions, events) frames for the warehouse tables."""
     policy = baseline_policy()
     pools: dict[str, list[tuple[str, str, int, int, str]]] = {"busy": [], "asking": [], "blocked": [], "idle": []}
     recorded: dict[str, tuple[str, str, bool | None]] = {}
@@ -74,24 +77,35 @@ def synthetic_frames(n_obs: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFr
             recorded[h] = (d.kind, "[" + ",".join(f'"{k}"' for k in d.keys) + "]", d.approves)
             pools[obs.state].append((h, screen.text, screen.width, screen.height, screen.title))
     rng = random.Random(seed)
+    # Many distinct screens: each pool screen again under a numbered transcript line at its top.
+    per = max(1, distinct // max(1, sum(len(p) for p in pools.values())))
+    for state, pool in pools.items():
+        grown = list(pool)
+        for h, text, w, hgt, title in pool:
+            for k in range(1, per):
+                v = f"⏺ Step {k} of the plan is next.\n{text}"
+                vh = screen_hash(v, title)
+                recorded[vh] = recorded[h]
+                grown.append((vh, v, w, hgt, title))
+        pools[state] = grown
     run_len = 500
     runs = max(1, n_obs // run_len)
     obs_rows: dict[str, list] = {k: [] for k in ("observation_id", "run_id", "seq", "occurred_at", "screen_hash",
                                                  "state")}
     dec_rows: dict[str, list] = {k: [] for k in ("decision_id", "run_id", "seq", "occurred_at", "trigger_id", "kind",
-                                                 "keys", "approves")}
+                                                 "keys", "approves", "policy_id")}
     state_of = {h: st for st, pool in pools.items() for h, *_ in pool}
     t_base = 1_760_000_000.0
     for r in range(runs):
         run_id = f"run_bench_{r:06d}"
         t = t_base + r * 10_000
-        busy = rng.sample(pools["busy"], k=min(3, len(pools["busy"])))
+        busy = rng.sample(pools["busy"], k=min(50, len(pools["busy"])))
         for i in range(run_len):
             roll = rng.random()
             if i >= run_len - 2:
                 h = rng.choice(pools["idle"])[0]
             elif roll < 0.80:
-                h = busy[(i // 25) % len(busy)][0]
+                h = busy[(i // 10) % len(busy)][0]
             elif roll < 0.92:
                 h = rng.choice(pools["asking"])[0]
             elif roll < 0.95:
@@ -115,17 +129,24 @@ def synthetic_frames(n_obs: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFr
             dec_rows["kind"].append(kind)
             dec_rows["keys"].append(keys)
             dec_rows["approves"].append(app)
+            dec_rows["policy_id"].append(policy.policy_id)
     screens = pl.DataFrame([row for pool in pools.values() for row in pool],
                            schema=["screen_hash", "text", "width", "height", "title"], orient="row")
     to_ts = pl.from_epoch(pl.col("occurred_at"), time_unit="s")
     observations = pl.DataFrame(obs_rows).with_columns(to_ts.alias("occurred_at"))
     decisions = pl.DataFrame(dec_rows).with_columns(to_ts.alias("occurred_at"))
-    return screens, observations, decisions
+    events = observations.select(
+        pl.col("observation_id").alias("event_id"), "run_id", "seq", pl.lit("observation").alias("kind"),
+        "occurred_at", pl.format('{{"now": {}, "screen": {{"screen_hash": "{}", "current_command": "node", '
+                                 '"dead": false, "cursor_x": 2, "cursor_y": 30, "cwd": "/home/dev/app"}}}}',
+                                 pl.col("occurred_at").dt.epoch("ms") / 1000, "screen_hash").alias("payload"),
+        pl.lit(1).alias("schema_version"))
+    return screens, observations, decisions, events
 
 
 def bench_replay(n_obs: int) -> None:
     t0 = time.perf_counter()
-    screens, observations, decisions = synthetic_frames(n_obs)
+    screens, observations, decisions, events = synthetic_frames(n_obs)
     t_gen = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.duckdb"
@@ -134,6 +155,7 @@ def bench_replay(n_obs: int) -> None:
             insert_frame(wh, "screens", screens)
             insert_frame(wh, "observations", observations)
             insert_frame(wh, "decisions", decisions)
+            insert_frame(wh, "events", events)
         t_load = time.perf_counter() - t1
         print(f"replay: {observations.height:,} synthetic observations in "
               f"{observations['run_id'].n_unique():,} runs, {screens.height} distinct screens "
@@ -157,6 +179,13 @@ def bench_replay(n_obs: int) -> None:
     print(f"  without the decide memo (decide on every observation): replay {t_plain:.2f} s; "
           f"same decisions: {same}")
     print("  divergences: " + ", ".join(f"{k} {v:,}" for k, v in summary["by_class"].items()))
+    t5 = time.perf_counter()
+    candidate = baseline_policy().model_copy(update={"name": "bench-candidate"}, deep=True)
+    candidate.timing.stall_timeout_s = 900.0
+    _, ctrl = replay_with_controls(frame, candidate, {baseline_policy().policy_id: baseline_policy()})
+    t_ctrl = time.perf_counter() - t5
+    print(f"  eval replay (a candidate against each run's own policy: two replays): {t_ctrl:.2f} s; "
+          f"control reproduces {ctrl['control']['reproduction']:.4f} of the recording")
 
 
 def main() -> None:

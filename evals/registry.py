@@ -180,15 +180,13 @@ def registry_state(settings: Settings, *, wait_s: float = 1.0) -> RegistryState:
 
 
 def _policy(state: RegistryState, policy_id: str) -> Policy:
+    from evals.workbench import stored_policy
+
     content = state.policies.get(policy_id)
     if content is None:
         raise WarehouseError(f"the registry names policy {policy_id} but the warehouse has no content for it",
                              "run `supervisor warehouse sync`, or roll back with `supervisor eval rollback`")
-    policy = Policy.model_validate(content)
-    if policy.policy_id != policy_id:
-        raise WarehouseError(f"the stored content of {policy_id} hashes to {policy.policy_id}",
-                             "restore the warehouse's policies row, or roll back")
-    return policy
+    return stored_policy(policy_id, content)
 
 
 def promoted_policy(settings: Settings, state: RegistryState | None = None) -> tuple[Policy, str]:

@@ -222,25 +222,27 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         if key[0] != prev_hash:
             rs.last_output_at = at
         prev_hash = key[0]
-        d = None
+        entry = None
         ck = None
         if memo:
             sk = _state_key(obs, rs, policy)
             if sk is not None:
                 ck = (key, sk)
-                d = cache.get(ck)
-        if d is None:
+                entry = cache.get(ck)
+        if entry is None:
             d = decide(obs, rs, policy, policy_id=pid)
+            cls = answer_class_of(obs.prompt, d.kind, d.keys, d.text)
+            opt = selected_option(obs.prompt, d.keys) if cls is not None and obs.prompt is not None else None
+            entry = (d, cls, opt.label if opt is not None else None, json.dumps(d.keys))
             if ck is not None:
-                cache[ck] = d
-        cls = answer_class_of(obs.prompt, d.kind, d.keys, d.text)
-        opt = selected_option(obs.prompt, d.keys) if cls is not None and obs.prompt is not None else None
+                cache[ck] = entry
+        d, cls, label, keys_json = entry
         out["replayed_state"][i] = obs.state
         out["replayed_kind"][i] = d.kind
-        out["replayed_keys"][i] = json.dumps(d.keys)
+        out["replayed_keys"][i] = keys_json
         out["replayed_approves"][i] = d.approves
         out["replayed_answer_class"][i] = cls
-        out["replayed_selected"][i] = opt.label if opt is not None else None
+        out["replayed_selected"][i] = label
         out["replayed_signature"][i] = d.signature
         out["replayed_reason"][i] = d.reason
         out["replayed_rule"][i] = d.rule

@@ -9,6 +9,7 @@ warehouse is reported (``stored=False``) instead of failing the command.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from supervisor.errors import UsageError, WarehouseError
 from supervisor.ids import new_id
 from supervisor.policy import Policy, baseline_policy, load_policy
 from supervisor.settings import Settings
+
+log = logging.getLogger(__name__)
 
 DEFAULT_REPORTS = Path("reports") / "evals"
 
@@ -50,7 +53,6 @@ def resolve_policy(arg: str, settings: Settings | None = None) -> PolicyRef:
 
 def policy_by_id(settings: Settings, policy_id: str) -> Policy:
     """A policy the warehouse stored by id (from a run, an eval, a compare or the registry)."""
-    from supervisor.policy import Policy as PolicyModel
     from supervisor.warehouse import reader
     from supervisor.warehouse.evals_store import read_policy_content
 
@@ -59,7 +61,19 @@ def policy_by_id(settings: Settings, policy_id: str) -> Policy:
     if content is None:
         raise UsageError(f"the warehouse has no policy {policy_id}",
                          "policies are stored by the runs, evals and compares that used them")
-    policy = PolicyModel.model_validate(content)
+    return stored_policy(policy_id, content)
+
+
+def stored_policy(policy_id: str, content: dict[str, Any]) -> Policy:
+    """A policy from its stored content, checked against its id (content that no longer hashes to
+    it was edited or damaged and is refused)."""
+    from supervisor.policy import Policy as PolicyModel
+
+    try:
+        policy = PolicyModel.model_validate(content)
+    except ValueError as exc:
+        raise UsageError(f"the stored content of {policy_id} is not a valid policy: {str(exc).splitlines()[0]}",
+                         "restore the warehouse's policies row, or use the policy file") from exc
     if policy.policy_id != policy_id:
         raise UsageError(f"the stored content of {policy_id} hashes to {policy.policy_id}",
                          "the warehouse row was edited by hand; restore it or use the policy file")
@@ -159,21 +173,20 @@ def divergence_schema() -> dict[str, Any]:
 
 def control_policies(wh: Any, policy_ids: list[str]) -> tuple[dict[str, Policy], list[str]]:
     """The stored policies of these ids (the controls of a replay), and the ids with no usable content."""
-    from supervisor.policy import Policy as PolicyModel
     from supervisor.warehouse.evals_store import read_policy_content
 
     out: dict[str, Policy] = {}
     missing: list[str] = []
     for pid in sorted(set(policy_ids)):
         content = read_policy_content(wh, pid)
-        try:
-            policy = PolicyModel.model_validate(content) if content is not None else None
-        except ValueError:
-            policy = None
-        if policy is None or policy.policy_id != pid:
+        if content is None:
             missing.append(pid)
-        else:
-            out[pid] = policy
+            continue
+        try:
+            out[pid] = stored_policy(pid, content)
+        except UsageError as exc:
+            log.warning("replay: no control policy %s: %s", pid, exc.one_line())
+            missing.append(pid)
     return out, missing
 
 

@@ -435,11 +435,7 @@ def read_shadow_pairs(wh: Warehouse, shadow_policy_id: str, *, since: float | No
     """Each shadow decision of one policy beside the acting decision on the same observation: kinds,
     keys, signatures, the prompt each side decided on (the shadow's own observation when the run
     journaled it, else the acting one's) and the screen."""
-    params: list[Any] = [shadow_policy_id]
-    w = ""
-    if since is not None:
-        w = " AND e.occurred_at >= ?"
-        params.append(_ts(since))
+    w, params = _selection("e", None, since)
     return wh.sql(
         "SELECT e.run_id, e.seq, epoch_ms(e.occurred_at) / 1000.0 AS at, "
         "coalesce(e.payload->>'$.decision.trigger_id', e.payload->>'$.trigger_id') AS trigger_id, "
@@ -457,7 +453,8 @@ def read_shadow_pairs(wh: Warehouse, shadow_policy_id: str, *, since: float | No
         "QUALIFY row_number() OVER (PARTITION BY trigger_id ORDER BY seq) = 1) d ON d.trigger_id = o.observation_id "
         "LEFT JOIN screens s ON s.screen_hash = o.screen_hash "
         "WHERE e.kind = 'shadow_decision' AND coalesce(e.payload->>'$.shadow_policy_id', "
-        "e.payload->>'$.decision.policy_id') = ?" + w + " ORDER BY e.run_id, e.seq", params)
+        "e.payload->>'$.decision.policy_id') = ?" + w.replace(" WHERE ", " AND ") + " ORDER BY e.run_id, e.seq",
+        [shadow_policy_id, *params])
 
 
 def read_run_metrics(wh: Warehouse, policy_ids: Sequence[str], *, since: float | None = None) -> pl.DataFrame:
