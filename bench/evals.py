@@ -96,6 +96,7 @@ def synthetic_frames(n_obs: int, seed: int = 1, distinct: int = 100_000) -> tupl
                                                  "keys", "approves", "policy_id")}
     state_of = {h: st for st, pool in pools.items() for h, *_ in pool}
     t_base = 1_760_000_000.0
+    pid = policy.policy_id
     for r in range(runs):
         run_id = f"run_bench_{r:06d}"
         t = t_base + r * 10_000
@@ -129,7 +130,7 @@ def synthetic_frames(n_obs: int, seed: int = 1, distinct: int = 100_000) -> tupl
             dec_rows["kind"].append(kind)
             dec_rows["keys"].append(keys)
             dec_rows["approves"].append(app)
-            dec_rows["policy_id"].append(policy.policy_id)
+            dec_rows["policy_id"].append(pid)
     screens = pl.DataFrame([row for pool in pools.values() for row in pool],
                            schema=["screen_hash", "text", "width", "height", "title"], orient="row")
     to_ts = pl.from_epoch(pl.col("occurred_at"), time_unit="s")

@@ -129,20 +129,6 @@ def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=INPUT_SCHEMA)
 
 
-def human_answers(events: Iterable[Event]) -> list[dict[str, Any]]:
-    """What humans chose when they resolved an escalated prompt (``resume`` events that say it)."""
-    out = []
-    for e in events:
-        if e.kind != "resume":
-            continue
-        p = e.payload
-        if p.get("selected") is None and not p.get("human_keys"):
-            continue
-        out.append({"run_id": e.run_id, "at": e.at, "signature": p.get("signature"), "selected": p.get("selected"),
-                    "human_keys": p.get("human_keys") or [], "by": p.get("by")})
-    return out
-
-
 # --------------------------------------------------------------------------- one policy
 
 

@@ -289,16 +289,15 @@ def read_replay_input(wh: Warehouse, *, run_ids: Sequence[str] | None = None, si
 
 def read_human_answers(wh: Warehouse, *, run_ids: Sequence[str] | None = None,
                        since: float | None = None) -> list[dict[str, Any]]:
-    """What humans chose when they resolved escalations (``resume`` events that say so)."""
-    w, params = _selection("e", run_ids, since)
-    cond = "e.kind = 'resume' AND (e.payload->>'$.selected' IS NOT NULL OR json_array_length(" \
-           "coalesce(e.payload->'$.human_keys', '[]')) > 0)"
-    frame = wh.sql("SELECT e.run_id, epoch_ms(e.occurred_at) / 1000.0 AS at, e.payload->>'$.signature' AS signature, "
-                   "e.payload->>'$.selected' AS selected, e.payload->'$.human_keys' AS human_keys, "
-                   "e.payload->>'$.by' AS by FROM events e" + (w + " AND " if w else " WHERE ") + cond +
-                   " ORDER BY e.run_id, e.seq", params)
-    return [r | {"human_keys": json.loads(r["human_keys"]) if isinstance(r["human_keys"], str) else
-                 (r["human_keys"] or [])} for r in frame.to_dicts()]
+    """What humans chose when they resolved escalations: the escalation rows of the
+    ``friction_events`` view that a human ended and that say what was selected (the observation
+    escalated on, the prompt's signature, the option, the keys)."""
+    w, params = _selection("f", run_ids, since)
+    cond = "f.kind = 'escalation' AND f.ended_by = 'human' AND f.selected IS NOT NULL"
+    frame = wh.sql("SELECT f.run_id, epoch_ms(f.ended_at) / 1000.0 AS at, f.trigger_id, f.signature, f.selected, "
+                   "CAST(f.human_keys AS VARCHAR) AS human_keys FROM friction_events f"
+                   + (w + " AND " if w else " WHERE ") + cond + " ORDER BY f.run_id, f.seq", params)
+    return [r | {"human_keys": json.loads(r["human_keys"]) if r["human_keys"] else []} for r in frame.to_dicts()]
 
 
 def read_checkpoint_run_ids(wh: Warehouse, *, run_ids: Sequence[str] | None = None,
@@ -399,10 +398,6 @@ def save_candidate(wh: Warehouse, candidate: dict[str, Any]) -> None:
            _ts(c.get("created_at")), c.get("path"), _j(c)]
     _tx(wh, [("DELETE FROM candidates WHERE candidate_id = ?", [c["candidate_id"]], False),
              ("INSERT INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row, False)])
-
-
-def read_candidates(wh: Warehouse) -> pl.DataFrame:
-    return wh.sql("SELECT * FROM candidates ORDER BY created_at")
 
 
 REGISTRY_COLUMNS = ("registry_event_id", "occurred_at", "kind", "candidate_id", "policy_id", "previous_policy_id",

@@ -170,9 +170,11 @@ def record_under(settings: Settings, policy, human: str | None) -> str:  # type:
                                             "height": 40, "title": "", "current_command": "", "dead": False}},
                  at=t, event_id=oid)
         j.append("decision", {"decision": d.model_dump(mode="json"), "now": t}, at=t + 0.01)
-        if d.kind == "escalate" and human is not None:
-            j.append("resume", {"by": "human", "waited_s": 3.0, "human_keys": ["1"], "selected": human,
-                                "signature": d.signature, "was": d.reason}, at=t + 3)
+        if d.kind == "escalate":
+            j.append("pause", {"pause_reason": d.reason, "signature": d.signature}, at=t + 0.02)
+            if human is not None:
+                j.append("resume", {"by": "human", "waited_s": 3.0, "human_keys": ["1"], "selected": human,
+                                    "signature": d.signature, "was": d.reason}, at=t + 3)
     with open_warehouse(settings.warehouse) as wh:
         wh.ingest_dir(settings.journals_dir)
     return run_id
