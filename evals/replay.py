@@ -192,7 +192,7 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
     run_ids = frame["run_id"].to_list()
     ats = frame["at"].to_list()
     n = len(run_ids)
-    out: dict[str, list[Any]] = {c: [None] * n for c in REPLAY_COLUMNS}
+    rows: list[tuple[Any, ...]] = [()] * n
     cache: dict[tuple[Any, ...], Any] = {}
     rs = RunState()
     prev_run: str | None = None
@@ -219,19 +219,11 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
             d = decide(obs, rs, policy, policy_id=pid)
             cls = answer_class_of(obs.prompt, d.kind, d.keys, d.text)
             opt = selected_option(obs.prompt, d.keys) if cls is not None and obs.prompt is not None else None
-            entry = (d, cls, opt.label if opt is not None else None, json.dumps(d.keys))
+            entry = (d, obs.state, cls, opt.label if opt is not None else None, json.dumps(d.keys))
             if ck is not None:
                 cache[ck] = entry
-        d, cls, label, keys_json = entry
-        out["replayed_state"][i] = obs.state
-        out["replayed_kind"][i] = d.kind
-        out["replayed_keys"][i] = keys_json
-        out["replayed_approves"][i] = d.approves
-        out["replayed_answer_class"][i] = cls
-        out["replayed_selected"][i] = label
-        out["replayed_signature"][i] = d.signature
-        out["replayed_reason"][i] = d.reason
-        out["replayed_rule"][i] = d.rule
+        rows[i] = entry
+        d = entry[0]
         # Fold the decision into the run state as the live runner does for a shadow policy.
         if d.kind == "answer":
             note_answer(rs, d, at)
@@ -241,6 +233,12 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         advance(rs, obs, d, at, recheck)
         if progress is not None and i % 50_000 == 0:
             progress(i)
+    out: dict[str, list[Any]] = {
+        "replayed_state": [r[1] for r in rows], "replayed_kind": [r[0].kind for r in rows],
+        "replayed_keys": [r[4] for r in rows], "replayed_approves": [r[0].approves for r in rows],
+        "replayed_answer_class": [r[2] for r in rows], "replayed_selected": [r[3] for r in rows],
+        "replayed_signature": [r[0].signature for r in rows], "replayed_reason": [r[0].reason for r in rows],
+        "replayed_rule": [r[0].rule for r in rows]}
     types = {"replayed_approves": pl.Boolean}
     result = frame.select([c for c in ("observation_id", "run_id", "seq", "at", "screen_hash", "recorded_kind",
                                        "recorded_keys", "recorded_approves", "recorded_prompt",

@@ -268,19 +268,20 @@ def read_replay_input(wh: Warehouse, *, run_ids: Sequence[str] | None = None, si
     the runner journaled, the decision clock (``now``, else the event time), the first decision
     recorded for each observation, the prompt it was recorded on and the run's policy id."""
     w, params = _selection("o", run_ids, since)
+    # One parse of each payload for all the fields (json_extract_string with a list of paths).
+    paths = ["$.now", "$.screen.current_command", "$.screen.dead", "$.screen.cursor_x", "$.screen.cursor_y",
+             "$.screen.highlights", "$.screen.cwd"]
     return wh.sql(
+        "WITH p AS (SELECT event_id, json_extract_string(payload, " + repr(paths) + ") AS f FROM events "
+        "WHERE kind = 'observation') "
         "SELECT o.observation_id, o.run_id, o.seq::BIGINT AS seq, "
-        "coalesce(TRY_CAST(e.payload->>'$.now' AS DOUBLE), epoch_ms(o.occurred_at) / 1000.0) AS at, "
+        "coalesce(TRY_CAST(p.f[1] AS DOUBLE), epoch_ms(o.occurred_at) / 1000.0) AS at, "
         "o.screen_hash, s.text, s.width::BIGINT AS width, s.height::BIGINT AS height, s.title, "
-        "e.payload->>'$.screen.current_command' AS current_command, "
-        "TRY_CAST(e.payload->>'$.screen.dead' AS BOOLEAN) AS dead, "
-        "TRY_CAST(e.payload->>'$.screen.cursor_x' AS BIGINT) AS cursor_x, "
-        "TRY_CAST(e.payload->>'$.screen.cursor_y' AS BIGINT) AS cursor_y, "
-        "CASE WHEN json_array_length(e.payload->'$.screen.highlights') > 0 "
-        "THEN (e.payload->'$.screen.highlights')::VARCHAR END AS highlights, e.payload->>'$.screen.cwd' AS cwd, "
-        "d.kind AS recorded_kind, d.keys::VARCHAR AS recorded_keys, d.approves AS recorded_approves, "
+        "p.f[2] AS current_command, TRY_CAST(p.f[3] AS BOOLEAN) AS dead, TRY_CAST(p.f[4] AS BIGINT) AS cursor_x, "
+        "TRY_CAST(p.f[5] AS BIGINT) AS cursor_y, CASE WHEN p.f[6] NOT IN ('[]', '') THEN p.f[6] END AS highlights, "
+        "p.f[7] AS cwd, d.kind AS recorded_kind, d.keys::VARCHAR AS recorded_keys, d.approves AS recorded_approves, "
         "coalesce(r.policy_id, d.policy_id) AS recorded_policy_id, o.prompt::VARCHAR AS recorded_prompt "
-        "FROM observations o LEFT JOIN screens s USING (screen_hash) LEFT JOIN events e ON e.event_id = o.observation_id "
+        "FROM observations o LEFT JOIN screens s USING (screen_hash) LEFT JOIN p ON p.event_id = o.observation_id "
         "LEFT JOIN runs r ON r.run_id = o.run_id "
         "LEFT JOIN (SELECT * FROM decisions WHERE coalesce(source, 'rules') != 'workflow' "
         "QUALIFY row_number() OVER (PARTITION BY trigger_id ORDER BY seq) = 1) d "
