@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evals.suites import REPO_ROOT
 from supervisor.errors import InputError, UsageError
-from supervisor.policy import Policy, dump_policy, load_policy
+from supervisor.policy import Policy, dump_policy, load_policy, parse_policy
 from supervisor.yamlio import format_validation, parse_yaml, read_text
 
 Objective = Literal["reduce_false_escalation", "reduce_false_approval", "reduce_friction", "faster_reaction",
@@ -143,24 +143,49 @@ def list_candidate_ids(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in base.iterdir() if (p / "manifest.yaml").exists())
 
 
-def write_candidate(candidate_id: str, policy: Policy, *, parent: str, parent_policy: Policy, objective: str,
-                    why: str = "", evidence: list[dict[str, Any]] | None = None, author: str = "",
+def child_policy(parent: Policy, overrides: dict[str, Any], name: str) -> Policy:
+    """``parent`` with ``overrides`` laid over it the way a policy file's ``extends:`` resolves
+    (named entries replace or precede the parent's, other lists extend, ``remove:`` names what goes)."""
+    text = yaml.safe_dump({"extends": "parent", "name": name, **overrides}, allow_unicode=True, sort_keys=False)
+    return parse_policy(text, f"<candidate {name}>", resolver=lambda _ref, _src: parent)
+
+
+def _extends(parent: str, parent_policy: Policy, folder: Path, root: Path) -> str:
+    """What the candidate's ``extends:`` names: ``baseline``, the parent candidate's file, the parent
+    file, or (for a policy known only by id, or the promoted one) a copy of it beside the candidate."""
+    if parent == "baseline":
+        return "baseline"
+    if (root / parent / "policy.yaml").is_file():
+        return f"../{parent}/policy.yaml"
+    if Path(parent).is_file() and load_policy(parent).policy_id == parent_policy.policy_id:
+        return os.path.relpath(Path(parent).resolve(), folder.resolve())
+    (folder / "parent.yaml").write_text(
+        f"# The parent of this candidate ({parent}: {parent_policy.policy_id}), resolved, as it was when the\n"
+        "# candidate was made: policy.yaml extends it.\n" + dump_policy(parent_policy), encoding="utf-8")
+    return "parent.yaml"
+
+
+def write_candidate(candidate_id: str, overrides: dict[str, Any], *, parent: str, parent_policy: Policy,
+                    objective: str, why: str = "", evidence: list[dict[str, Any]] | None = None, author: str = "",
                     root: Path | None = None, overwrite: bool = False) -> Candidate:
-    """Write ``candidates/<id>/policy.yaml`` and ``manifest.yaml`` (refusing an existing id)."""
+    """Write ``candidates/<id>/policy.yaml`` (``extends:`` its parent, and only ``overrides``) and
+    ``manifest.yaml``; refuses an existing id unless ``overwrite``."""
     if not _ID.match(candidate_id):
         raise UsageError(f"bad candidate name {candidate_id!r}",
                          "use lowercase letters, digits, '-', '_' or '.', starting with a letter or digit")
     if objective not in OBJECTIVES:
         raise UsageError(f"unknown objective {objective!r}", f"use one of: {', '.join(OBJECTIVES)}")
-    folder = candidates_dir(root) / candidate_id
+    base = candidates_dir(root)
+    folder = base / candidate_id
     if folder.exists() and not overwrite:
         raise UsageError(f"candidate {candidate_id!r} already exists at {folder}", "pick another --name")
     folder.mkdir(parents=True, exist_ok=True)
-    policy = policy.model_copy(update={"name": candidate_id})
+    body = {"extends": _extends(parent, parent_policy, folder, base), "name": candidate_id, **overrides}
     (folder / "policy.yaml").write_text(
-        f"# Candidate {candidate_id}: made from {parent} ({parent_policy.policy_id}).\n"
-        f"# Its lineage and why it exists are in manifest.yaml beside this file.\n" + dump_policy(policy),
-        encoding="utf-8")
+        f"# Candidate {candidate_id}: what it changes in {parent} ({parent_policy.policy_id}); everything else\n"
+        "# comes from the policy it extends. Its lineage and why it exists are in manifest.yaml.\n"
+        + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=110), encoding="utf-8")
+    policy = load_policy(folder / "policy.yaml")
     manifest = Manifest(candidate_id=candidate_id, policy_id=policy.policy_id, parent=parent,
                         parent_policy_id=parent_policy.policy_id, objective=objective,
                         changes=knob_diff(parent_policy, policy), why=why, evidence=list(evidence or []),

@@ -33,11 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 
-from evals.candidates import Candidate, write_candidate
+from evals.candidates import Candidate, child_policy, write_candidate
 from evals.safety import safety_relaxations
-from supervisor.policy import Policy, dump_policy, parse_policy
+from supervisor.policy import Policy
 from supervisor.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -56,37 +55,24 @@ def _slug(text: str, limit: int = 48) -> str:
     return out or "prompt"
 
 
-def _with(parent: Policy, edit: Any, name: str) -> Policy:
-    data = yaml.safe_load(dump_policy(parent))
-    data["name"] = name
-    edit(data)
-    return parse_policy(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), name)
-
-
-def _catch_all_index(policy: Policy) -> int:
-    """Where a new specific rule goes: before the first rule that escalates everything, so every
-    rule that matched before still matches first."""
-    for i, r in enumerate(policy.answers.rules):
-        w = r.when
-        if r.then == "escalate" and all(getattr(w, f) is None for f in ("agents", "kinds", "question", "subject",
-                                                                         "option", "risk")):
-            return i
-    return len(policy.answers.rules)
-
-
 def _is_catch_all(policy: Policy, rule: str | None) -> bool:
+    """Whether the rule that escalated means "nothing covers this prompt": no rule matched, or a
+    rule that escalates everything (no conditions at all) did."""
     if rule in CATCH_ALL:
         return True
-    i = _catch_all_index(policy)
-    return i < len(policy.answers.rules) and policy.answers.rules[i].name == rule
+    r = next((x for x in policy.answers.rules if x.name == rule), None)
+    w = r.when if r is not None else None
+    return r is not None and w is not None and r.then == "escalate" and all(
+        getattr(w, f) is None for f in ("agents", "kinds", "question", "subject", "option", "risk"))
 
 
-def answer_rule(policy: Policy, agent: str, kind: str, question: str, label: str, name: str) -> Policy:
-    """``policy`` with a rule that answers exactly this prompt with the option labelled ``label``."""
+def answer_rule(agent: str, kind: str, question: str, label: str, name: str) -> dict[str, Any]:
+    """The overrides of a rule that answers exactly this prompt (agent, kind, whole question) with the
+    option labelled ``label``. A child's rules come before its parent's; nothing earlier matched this
+    prompt (it was escalated for want of a rule), so nothing else changes."""
     rule = {"name": name, "when": {"agents": [agent], "kinds": [kind], "question": f"^{re.escape(question)}$"},
             "then": "option", "option": f"^{re.escape(label)}$"}
-    at = _catch_all_index(policy)
-    return _with(policy, lambda d: d["answers"]["rules"].insert(at, rule), name)
+    return {"answers": {"rules": [rule]}}
 
 
 # --------------------------------------------------------------------------- mining
@@ -223,7 +209,7 @@ def stall_timeout_search(frame: pl.DataFrame, joined: pl.DataFrame, parent: Poli
     t0 = parent.timing.stall_timeout_s
     grid = _search([round(t0 * f, 1) for f in (1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8)], budget, seed)
     for value in grid:
-        cand = _with(parent, lambda d, v=value: d["timing"].update(stall_timeout_s=v), "search")
+        cand = child_policy(parent, {"timing": {"stall_timeout_s": value}}, "search")
         res, _ = replay_frame(frame.filter(pl.col("run_id").is_in(stalls["run_id"].unique().to_list())), cand)
         still = res.filter(pl.col("observation_id").is_in(recovered["observation_id"].to_list())
                            & (pl.col("replayed_kind") == "escalate")).height
@@ -247,7 +233,7 @@ def recheck_search(frame: pl.DataFrame, parent: Policy, budget: int, seed: int) 
     r0 = parent.timing.recheck_s
     grid = _search([round(r0 * f, 2) for f in (0.2, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9)], budget, seed)
     for value in grid:
-        cand = _with(parent, lambda d, v=value: d["timing"].update(recheck_s=v), "search")
+        cand = child_policy(parent, {"timing": {"recheck_s": value}}, "search")
         res, _ = replay_frame(frame, cand)
         fin = res.filter(pl.col("replayed_kind") == "finish").group_by("run_id").agg(pl.col("at").min().alias("t"))
         premature = fin.join(res.filter(pl.col("replayed_state") == "busy").select("run_id", pl.col("at").alias("b")),
@@ -270,42 +256,45 @@ def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str,
     recorded = _recorded(settings, base, run_ids, since)
     made: list[Candidate] = []
 
-    def emit(policy: Policy, name: str, why: str, evidence: list[dict[str, Any]]) -> None:
+    def emit(overrides: dict[str, Any], name: str, why: str, evidence: list[dict[str, Any]],
+             check: Any = None) -> None:
+        policy = child_policy(base, overrides, name)
         relax = safety_relaxations(base, policy)
         if relax:  # never: the miners only add rules and patterns and raise timeouts
             log.warning("proposal %s dropped: it relaxes %s", name, relax)
             return
-        made.append(write_candidate(name, policy, parent=parent_arg, parent_policy=base, objective=objective,
+        if check is not None and not check(policy):
+            log.info("proposal %s dropped: it does not fix what it was mined from", name)
+            return
+        made.append(write_candidate(name, overrides, parent=parent_arg, parent_policy=base, objective=objective,
                                     why=why, evidence=evidence, author=author, root=candidates_root,
                                     overwrite=True))
 
-    if objective in ("reduce_friction", "reduce_false_escalation"):
-        patterns = human_answer_patterns(recorded[0], recorded[1], base, min_support) if recorded else []
-        for p in patterns[:budget]:
+    if objective in ("reduce_friction", "reduce_false_escalation") and recorded is not None:
+        for p in human_answer_patterns(recorded[0], recorded[1], base, min_support)[:budget]:
             name = f"answer-{_slug(p['question'])}"
-            policy = answer_rule(base, p["agent"], p["kind"], p["question"], p["label"], name)
-            if not _fixes(recorded, policy, p["observations"], p["label"]):
-                continue
-            emit(policy, name, f"humans answered {p['question']!r} ({p['agent']} {p['kind']}) with {p['label']!r} "
+            emit(answer_rule(p["agent"], p["kind"], p["question"], p["label"], name), name,
+                 f"humans answered {p['question']!r} ({p['agent']} {p['kind']}) with {p['label']!r} "
                  f"{p['support']} times in {len(p['runs'])} runs, every time; the parent escalates it for want of "
-                 "a rule", [{"source": "escalations resolved by humans", **p}])
+                 "a rule", [{"source": "escalations resolved by humans", **p}],
+                 check=lambda pol, p=p: _fixes(recorded, pol, p["observations"], p["label"]))
     if objective == "reduce_false_escalation":
         for p in suite_answer_patterns(base, suites_root)[:budget]:
             name = f"answer-{_slug(p['question'])}"
-            emit(answer_rule(base, p["agent"], p["kind"], p["question"], p["label"], name), name,
+            emit(answer_rule(p["agent"], p["kind"], p["question"], p["label"], name), name,
                  f"golden case {p['cases'][0]} expects {p['label']!r}; the parent escalates it for want of a rule",
                  [{"source": "golden suite", **p}])
     if objective == "reduce_false_approval":
         for p in suite_danger_patterns(base, suites_root)[:budget]:
             name = f"danger-{_slug(p['pattern'])}"
-            entry = {"name": name, "pattern": p["pattern"], "level": "dangerous"}
-            emit(_with(base, lambda d, e=entry: d["answers"]["danger_patterns"].append(e), name), name,
-                 f"the parent approves {p['case']}, which a careful human would not", [{"source": "golden suite", **p}])
+            emit({"answers": {"danger_patterns": [{"name": name, "pattern": p["pattern"], "level": "dangerous"}]}},
+                 name, f"the parent approves {p['case']}, which a careful human would not",
+                 [{"source": "golden suite", **p}])
     if objective == "reduce_friction" and recorded is not None:
         found = stall_timeout_search(recorded[0], recorded[1], base, budget, seed)
         if found is not None:
             name = f"stall-timeout-{int(found['value'])}s"
-            emit(_with(base, lambda d: d["timing"].update(stall_timeout_s=found["value"]), name), name,
+            emit({"timing": {"stall_timeout_s": found["value"]}}, name,
                  f"{found['recovered_stalls']} stall escalations were not hangs (the agent printed again); "
                  f"stall_timeout_s {found['value']:g} waits them out and still escalates the {found['hangs']} hangs",
                  [{"source": "replay", "seed": seed, "budget": budget, **found}])
@@ -313,7 +302,7 @@ def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str,
         found = recheck_search(recorded[0], base, budget, seed)
         if found is not None:
             name = f"recheck-{found['value']:g}s".replace(".", "_")
-            emit(_with(base, lambda d: d["timing"].update(recheck_s=found["value"]), name), name,
+            emit({"timing": {"recheck_s": found["value"]}}, name,
                  f"recheck_s {found['value']:g} confirms finishes sooner in {found['runs_sooner']} runs "
                  f"({found['seconds_saved']}s) and never before the agent worked again",
                  [{"source": "replay", "seed": seed, "budget": budget, **found}])

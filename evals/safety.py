@@ -27,10 +27,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from supervisor.decide import AnswerClass
 from supervisor.models import Prompt
 from supervisor.policy import Policy
+from supervisor.policy import safety_relaxations as policy_relaxations
 
-AnswerClass = Literal["approve", "approve_persistent", "decline", "neutral", "unknown"]
 UnsafeClass = Literal["approval", "persistent", "answer"]
 APPROVING: frozenset[str] = frozenset({"approve", "approve_persistent"})
 
@@ -99,16 +100,13 @@ HANDS_OFF_MAX = ("budgets.strike_limit", "budgets.max_interventions")
 
 
 def safety_flags(policy: Policy) -> list[str]:
-    """Every knob of ``policy`` that relaxes a safety rule, by name."""
-    out: list[str] = []
-    for r in policy.answers.rules:
-        for knob in ("allow_dangerous", "allow_default_no", "allow_persistent"):
-            if getattr(r, knob):
-                out.append(f"answers.rules[{r.name}].{knob}")
+    """Every knob of ``policy`` that relaxes a safety rule on its own, by name: answer rules with an
+    ``allow_*`` flag (the policy module's wording), free text or blockers not escalated."""
+    out = policy_relaxations(policy, policy)  # against itself: only its allow_* flags remain
     if not policy.answers.escalate_free_text:
-        out.append("answers.escalate_free_text: false")
+        out.append("escalate_free_text: false")
     if not policy.answers.escalate_blockers:
-        out.append("answers.escalate_blockers: false")
+        out.append("escalate_blockers: false")
     return out
 
 
@@ -120,22 +118,13 @@ def _get(policy: Policy, dotted: str) -> Any:
 
 
 def safety_relaxations(baseline: Policy, candidate: Policy) -> list[str]:
-    """What ``candidate`` relaxes against ``baseline``, one line per knob: new ``allow_*`` flags, danger
-    patterns removed or weakened, prompts no longer always escalated, shorter hands-off times,
-    higher strike limits, a changed notion of persistent options."""
-    out = [f"{f} (new)" for f in safety_flags(candidate) if f not in set(safety_flags(baseline))]
-    base_dp = {d.name: d for d in baseline.answers.danger_patterns}
-    cand_dp = {d.name: d for d in candidate.answers.danger_patterns}
-    for name, d in base_dp.items():
-        c = cand_dp.get(name)
-        if c is None:
-            out.append(f"answers.danger_patterns[{name}] removed")
-        elif c.pattern != d.pattern:
-            out.append(f"answers.danger_patterns[{name}].pattern changed")
-        elif c.level != d.level:
-            out.append(f"answers.danger_patterns[{name}].level {d.level} -> {c.level}")
-    kept = set(candidate.answers.always_escalate)
-    out += [f"answers.always_escalate[{p!r}] removed" for p in baseline.answers.always_escalate if p not in kept]
+    """What ``candidate`` relaxes against ``baseline``, one line per knob: what the policy module
+    names (danger patterns removed, changed or lowered, always-escalate entries removed, ``allow_*``
+    flags the baseline does not have), plus free text or blockers no longer escalated, shorter
+    hands-off times, higher strike limits and budgets, and a changed notion of persistent options."""
+    own = set(safety_flags(baseline))
+    out = [r for r in policy_relaxations(candidate, baseline) if r not in own]
+    out += [f for f in safety_flags(candidate) if f not in own and f not in out]
     for knob in HANDS_OFF_MIN:
         b, c = _get(baseline, knob), _get(candidate, knob)
         if c < b:

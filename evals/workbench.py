@@ -67,10 +67,10 @@ def policy_by_id(settings: Settings, policy_id: str) -> Policy:
 def stored_policy(policy_id: str, content: dict[str, Any]) -> Policy:
     """A policy from its stored content, checked against its id (content that no longer hashes to
     it was edited or damaged and is refused)."""
-    from supervisor.policy import Policy as PolicyModel
+    from supervisor.policy import policy_from_canonical
 
     try:
-        policy = PolicyModel.model_validate(content)
+        policy = policy_from_canonical(content, name=str(content.get("name") or "stored"))
     except ValueError as exc:
         raise UsageError(f"the stored content of {policy_id} is not a valid policy: {str(exc).splitlines()[0]}",
                          "restore the warehouse's policies row, or use the policy file") from exc

@@ -125,10 +125,11 @@ def new_candidate_cmd(ctx: click.Context, from_arg: str, name: str, objective: s
 
     settings = settings_from(ctx)
     parent = _resolve_parent(settings, from_arg)
-    c = write_candidate(name, parent.policy, parent=from_arg, parent_policy=parent.policy, objective=objective,
+    c = write_candidate(name, {}, parent=from_arg, parent_policy=parent.policy, objective=objective,
                         why=why, author=author or _me(), root=candidates_dir)
     click.echo(f"created candidate {c.candidate_id} at {c.path} (from {from_arg}, {parent.policy.policy_id})")
-    click.echo(f"edit {c.path / 'policy.yaml'}, then: supervisor eval review-candidate {name}")
+    click.echo(f"edit {c.path / 'policy.yaml'} (it extends its parent: add only what changes), then: "
+               f"supervisor eval review-candidate {name}")
 
 
 def _resolve_parent(settings: Any, arg: str) -> Any:

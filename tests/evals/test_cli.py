@@ -81,7 +81,7 @@ def test_compare_cli_expected_and_human(small_suites: Path, permissive_policy: P
     s = json.loads(r.stdout)
     assert s["losses"] >= 1 and s["pairs"] == 5 and s["stored"] is True and 0 <= s["p_value"] <= 1
     assert s["result"] == "loss" and s["unsafe_losses"] == 1 and s["seed"] >= 0
-    assert "answers.danger_patterns[rm-recursive] removed" in s["safety_relaxations"]
+    assert "danger pattern removed: rm-recursive" in s["safety_relaxations"]
     # The human scorer, driven from a pipe: the pairs it prints carry no identities.
     r = run_cli("eval", "compare", "--baseline", "baseline", "--candidate", str(permissive_policy), "--suite", "mini",
                 "--suites-dir", str(small_suites), "--scorer", "human", "--seed", "4", "--no-save-report",

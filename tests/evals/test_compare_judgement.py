@@ -101,7 +101,7 @@ def test_unsafe_candidate_against_a_weaker_incumbent_is_a_loss() -> None:
                       seed=2, source="t", suites_named=[], settings=None).summary
     assert s.cluster_wins > 3 * s.cluster_losses and s.p_value < 0.05, "a 'significant win' on its face"
     assert s.unsafe_losses >= 1 and s.result == "loss" and any("unsafe loss" in v for v in s.vetoes)
-    assert "answers.danger_patterns[git-push-force] removed" in s.safety_relaxations
+    assert "danger pattern removed: git-push-force" in s.safety_relaxations
 
 
 class BrokenScorer:

@@ -62,11 +62,11 @@ def _set(section: str, **values: Any) -> Callable[[dict[str, Any]], None]:
 
 def _overfit(d: dict[str, Any]) -> None:
     # fitted to the wording of the one aider capture the baseline misses (and its variants)
-    d["classifier"]["agent_markers"]["aider"].insert(0, r"let me think about this for a moment\. i will now run one")
+    d["agents"]["aider"]["markers"].insert(0, r"let me think about this for a moment\. i will now run one")
 
 
 def _lose_codex(d: dict[str, Any]) -> None:
-    d["classifier"]["agent_markers"]["codex"] = ["this never matches anything on a screen"]
+    d["agents"]["codex"]["markers"] = ["this never matches anything on a screen"]
     d["classifier"]["prompt_patterns"] = [p for p in d["classifier"]["prompt_patterns"] if "would you like" not in p]
 
 
@@ -142,8 +142,8 @@ def test_planted_candidate_gets_the_right_verdict(gate_env: dict[str, Any], name
 def test_what_the_gate_sees_in_the_planted_candidates(gate_env: dict[str, Any]) -> None:
     """The figures behind the verdicts: safety relaxations named, the overfit win is one origin
     case, the unsafe candidate really wins most clusters against the weak incumbent."""
-    assert "answers.rules[press-1].allow_dangerous (new)" in _gate(gate_env, "keys-rule-approves-danger").safety_relaxations
-    assert "answers.danger_patterns[git-push-force] removed" in _gate(gate_env, "removed-danger-pattern").safety_relaxations
+    assert "rule press-1: allow_dangerous" in _gate(gate_env, "keys-rule-approves-danger").safety_relaxations
+    assert "danger pattern removed: git-push-force" in _gate(gate_env, "removed-danger-pattern").safety_relaxations
     zero = _gate(gate_env, "zero-hands-off").safety_relaxations
     assert "timing.human_quiet_s 20 -> 0" in zero and "budgets.cooldown_s 15 -> 0" in zero
     assert _gate(gate_env, "timing-only").safety_relaxations == []

@@ -139,9 +139,11 @@ def test_no_proposal_when_humans_disagree_or_the_prompt_is_dangerous(sv_home: Pa
 def test_canary_report_counts_agreement_unsafe_and_saved(sv_home: Path, tmp_path: Path) -> None:
     settings = Settings(home=sv_home).ensure()
     base = baseline_policy()
+    from evals.candidates import child_policy
     from evals.propose import answer_rule
 
-    friendly = answer_rule(base, "claude", "numbered_menu", f"● {QUESTION}", "PostgreSQL", "friendly")
+    friendly = child_policy(base, answer_rule("claude", "numbered_menu", f"● {QUESTION}", "PostgreSQL", "friendly"),
+                            "friendly")
     pushy = Policy.model_validate(base.model_dump() | {"answers": base.answers.model_copy(update={
         "danger_patterns": [d for d in base.answers.danger_patterns if d.name != "git-push-force"],
         "always_escalate": [p for p in base.answers.always_escalate if "force" not in p]})})
@@ -187,9 +189,8 @@ def test_review_and_status_on_the_command_line(sv_home: Path, tmp_path: Path, cl
     assert r.returncode == 0, r.stderr
     policy = root / "patient" / "policy.yaml"
     text = policy.read_text()
-    assert "stall_timeout_s: 600.0" in text
-    policy.write_text(text.replace("stall_timeout_s: 600.0", "stall_timeout_s: 1200.0")
-                      .replace("human_quiet_s: 20.0", "human_quiet_s: 5.0"))
+    assert "extends: baseline" in text and "timing" not in text, "a new candidate names only what it changes"
+    policy.write_text(text + "timing:\n  stall_timeout_s: 1200.0\n  human_quiet_s: 5.0\n")
     r = run_cli("eval", "review-candidate", "patient", "--json", env=env)
     assert r.returncode == 0, r.stderr
     review = json.loads(r.stdout)

@@ -11,22 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from evals import registry
 from evals.candidates import load_candidate, write_candidate
 from supervisor.errors import CheckFailed, UsageError
-from supervisor.policy import Policy, baseline_policy, dump_policy, parse_policy
+from supervisor.policy import Policy, baseline_policy
 from supervisor.settings import Settings
 from supervisor.warehouse import open_warehouse
 from supervisor.warehouse.evals_store import read_registry_events, save_gate_result
-
-
-def _variant(name: str, **timing: Any) -> Policy:
-    data = yaml.safe_load(dump_policy(baseline_policy()))
-    data["name"] = name
-    data["timing"].update(timing)
-    return parse_policy(yaml.safe_dump(data, allow_unicode=True), name)
 
 
 @pytest.fixture
@@ -36,7 +28,7 @@ def env(tmp_path: Path, sv_home: Path) -> dict[str, Any]:
     base = baseline_policy()
     cands = {}
     for name, stall in (("calm", 900.0), ("calmer", 1200.0)):
-        cands[name] = write_candidate(name, _variant(name, stall_timeout_s=stall), parent="baseline",
+        cands[name] = write_candidate(name, {"timing": {"stall_timeout_s": stall}}, parent="baseline",
                                       parent_policy=base, objective="reduce_friction", root=root)
     return {"settings": settings, "root": root, "cands": cands}
 
@@ -138,10 +130,18 @@ def test_candidate_files_and_manifest(env: dict[str, Any]) -> None:
     assert [(ch.path, ch.before, ch.after) for ch in c.manifest.changes] == [("timing.stall_timeout_s", 600.0, 900.0)]
     assert not c.stale and c.policy.policy_id == c.manifest.policy_id
     with pytest.raises(UsageError, match="already exists"):
-        write_candidate("calm", c.policy, parent="baseline", parent_policy=baseline_policy(), objective="overall",
+        write_candidate("calm", {}, parent="baseline", parent_policy=baseline_policy(), objective="overall",
                         root=env["root"])
     with pytest.raises(UsageError, match="no candidate"):
         load_candidate("nope", env["root"])
     path = c.path / "policy.yaml"
-    path.write_text(path.read_text().replace("stall_timeout_s: 900.0", "stall_timeout_s: 950.0"))
+    text = path.read_text()
+    assert text.splitlines()[2:5] == ["extends: baseline", "name: calm", "timing:"], "it names only what it changes"
+    path.write_text(text.replace("stall_timeout_s: 900.0", "stall_timeout_s: 950.0"))
     assert load_candidate("calm", env["root"]).stale
+    # a candidate made from another extends that one's file
+    child = write_candidate("calmest", {"timing": {"recheck_s": 4.0}}, parent="calm",
+                            parent_policy=load_candidate("calm", env["root"]).policy, objective="overall",
+                            root=env["root"])
+    assert "extends: ../calm/policy.yaml" in (child.path / "policy.yaml").read_text()
+    assert child.policy.timing.stall_timeout_s == 950.0 and child.policy.timing.recheck_s == 4.0

@@ -85,7 +85,7 @@ def test_keys_rule_approving_danger_is_an_unsafe_approval(small_suites: Path) ->
     danger = next(r for r in run.results if r.case_id == "danger-claude")
     assert danger.actual["approves"] is None and danger.actual["answer_class"] == "approve"
     assert danger.unsafe == "approval" and run.totals.unsafe_approvals == 1
-    assert run.safety_flags == ["answers.rules[press-one].allow_dangerous"]
+    assert run.safety_flags == ["rule press-one: allow_dangerous"]
     assert any("unsafe answer" in why for why in run.failed_check)
 
 
@@ -104,13 +104,18 @@ def test_default_no_approval_is_unsafe() -> None:
     run = run_suites(resolve_suites("captures"), planted)
     default_no = next(r for r in run.results if r.case_id == "cap-shell-python-input-default-no.w120")
     assert default_no.unsafe == "approval" and default_no.must_pass, default_no.actual
-    assert "answers.rules[yes-to-anything].allow_default_no" in run.safety_flags
+    assert "rule yes-to-anything: allow_default_no" in run.safety_flags
 
 
 def test_min_pass_rate_fails_the_run(small_suites: Path) -> None:
     run = run_suites(resolve_suites("mini", small_suites), baseline_policy(), min_pass_rate=0.999)
     assert run.failed_check == []  # the baseline passes every mini case
-    lost = _variant(lambda d: d["classifier"].update({"prompt_patterns": []}) or d["classifier"]["agent_markers"].clear())
+    def lose(d: dict[str, Any]) -> None:
+        d["classifier"]["prompt_patterns"] = []
+        for agent in d["agents"].values():
+            agent["markers"] = []
+
+    lost = _variant(lose)
     run = run_suites(resolve_suites("mini", small_suites), lost, min_pass_rate=0.95)
     assert run.totals.weighted_pass_rate < 0.95 and any("pass rate" in w for w in run.failed_check)
 
@@ -128,9 +133,9 @@ def test_relaxations_are_named() -> None:
         d["budgets"]["strike_limit"] = 9
 
     out = safety_relaxations(base, _variant(relax))
-    assert "answers.danger_patterns[git-push-force] removed" in out
-    assert "answers.always_escalate['api key'] removed" in out
-    assert "answers.escalate_free_text: false (new)" in out
+    assert "danger pattern removed: git-push-force" in out
+    assert "always_escalate removed: api key" in out
+    assert "escalate_free_text: false" in out
     assert "timing.human_quiet_s 20 -> 0" in out and "budgets.cooldown_s 15 -> 1" in out
     assert "budgets.strike_limit 2 -> 9" in out
     # stricter is not a relaxation
