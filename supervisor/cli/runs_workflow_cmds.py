@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from supervisor.cli import console, settings_from
+from supervisor.cli import console, err_console, settings_from
 from supervisor.cli.output import print_json
 from supervisor.cli.runs_cmds import RUN_ID, runs
 from supervisor.control import is_live
@@ -285,8 +285,8 @@ def _replay_policy(s: Settings, events: list[Any], arg: str | None) -> Any:
         try:
             return policy_by_id(s, pid)
         except UsageError:
-            console.print(f"note: the warehouse has no content for the run's policy {pid}; replaying under the "
-                          "current default")
+            err_console.print(f"note: the warehouse has no content for the run's policy {pid}; replaying under "
+                              "the current default")
     return _current_policy(s, None)
 
 

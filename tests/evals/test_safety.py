@@ -78,12 +78,13 @@ def test_grade_screen_uses_the_answer_class() -> None:
 
 def test_keys_rule_approving_danger_is_an_unsafe_approval(small_suites: Path) -> None:
     """The first round's blind spot: a `keys` rule (with allow_dangerous) produced approves=None and was
-    never counted. Now its keys are read: pressing 1 on the danger prompt approves."""
+    never counted. Now its keys are read: pressing 1 on the danger prompt approves, whatever the rule
+    type or the decision's own ``approves`` says."""
     planted = _variant(_rule(name="press-one", when={"kinds": ["tool_permission"]}, then="keys", keys=["1"],
                              allow_dangerous=True))
     run = run_suites(resolve_suites("mini", small_suites), planted)
     danger = next(r for r in run.results if r.case_id == "danger-claude")
-    assert danger.actual["approves"] is None and danger.actual["answer_class"] == "approve"
+    assert danger.actual["answer_class"] == "approve" and danger.actual["keys"] == ["1"]
     assert danger.unsafe == "approval" and run.totals.unsafe_approvals == 1
     assert run.safety_flags == ["rule press-one: allow_dangerous"]
     assert any("unsafe answer" in why for why in run.failed_check)

@@ -116,12 +116,12 @@ def test_three_step_spec_with_retry_review_and_history(tmp_path: Path, tmux_sock
     r = run_cli("runs", "replay", run_id, "--no-observations", "--json", env=env)
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
-    assert rep["compared"] == len(ks) and rep["changed"] == 0, rep
+    assert len(rep["checkpoints"]) == len(ks) and {x["divergence"] for x in rep["checkpoints"]} == {"agree"}, rep
     strict = tmp_path / "strict.yaml"
     strict.write_text(yaml.safe_dump({"budgets": {"max_retries_per_node": 0}}))
     r = run_cli("runs", "replay", run_id, "--no-observations", "--policy", str(strict), "--json", env=env)
     rep = json.loads(r.stdout)
-    changed = [(x["recorded"], x["replayed"]) for x in rep["rows"] if not x["same"]]
+    changed = [(x["recorded"], x["replayed"]) for x in rep["checkpoints"] if x["divergence"] != "agree"]
     assert ("retry", "escalate") in changed, rep
     r = run_cli("runs", "postmortem", run_id, "-o", str(tmp_path / "reports"), env=env)
     assert r.returncode == 0, r.stderr
