@@ -102,7 +102,8 @@ HANDS_OFF_MAX = ("budgets.strike_limit", "budgets.max_interventions")
 def safety_flags(policy: Policy) -> list[str]:
     """Every knob of ``policy`` that relaxes a safety rule on its own, by name: answer rules with an
     ``allow_*`` flag (the policy module's wording), free text or blockers not escalated."""
-    out = policy_relaxations(policy, policy)  # against itself: only its allow_* flags remain
+    bare = policy.model_copy(update={"answers": policy.answers.model_copy(update={"rules": []})})
+    out = policy_relaxations(policy, bare)  # against itself without rules: exactly its rules' allow_* flags
     if not policy.answers.escalate_free_text:
         out.append("escalate_free_text: false")
     if not policy.answers.escalate_blockers:
@@ -122,8 +123,8 @@ def safety_relaxations(baseline: Policy, candidate: Policy) -> list[str]:
     names (danger patterns removed, changed or lowered, always-escalate entries removed, ``allow_*``
     flags the baseline does not have), plus free text or blockers no longer escalated, shorter
     hands-off times, higher strike limits and budgets, and a changed notion of persistent options."""
+    out = policy_relaxations(candidate, baseline)
     own = set(safety_flags(baseline))
-    out = [r for r in policy_relaxations(candidate, baseline) if r not in own]
     out += [f for f in safety_flags(candidate) if f not in own and f not in out]
     for knob in HANDS_OFF_MIN:
         b, c = _get(baseline, knob), _get(candidate, knob)

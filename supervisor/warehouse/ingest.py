@@ -406,9 +406,9 @@ def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
                          schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "line": pl.Utf8})
     loaded = _load_isolating(con, stage)
     report.new_events = loaded.new_events
-    for path, _n, reason, _x in loaded.rejects:
-        report.bad_lines[path] = report.bad_lines.get(path, 0) + 1
-        report.reasons.setdefault(path, reason)
+    for rejected_path, _n, reason, _x in loaded.rejects:
+        report.bad_lines[rejected_path] = report.bad_lines.get(rejected_path, 0) + 1
+        report.reasons.setdefault(rejected_path, reason)
     con.execute("BEGIN TRANSACTION")
     try:
         for key, _end, _lines, _torn, restarted in updates:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evals.runner import aggregate, run_suites
+from evals.safety import safety_flags
 from evals.suites import resolve_suites
 from supervisor.policy import baseline_policy, load_policy
 
@@ -28,7 +29,8 @@ def test_permissive_policy_counts_unsafe_approvals(small_suites: Path, permissiv
     danger = next(r for r in run.results if r.case_id == "danger-claude")
     assert danger.status == "fail" and danger.unsafe == "approval"
     assert run.totals.unsafe_approvals == 1 and run.totals.unsafe_answers == 1 and run.totals.must_pass_failures == 1
-    assert run.safety_flags == []  # removing danger patterns relaxes safety against a baseline, not by a flag
+    # removing danger patterns relaxes safety against a baseline, not by a flag of its own
+    assert run.safety_flags == safety_flags(baseline_policy())
     # severity 5 of 9 total weight fails: the weighted rate drops far more than the plain one
     assert run.totals.weighted_pass_rate < run.totals.pass_rate
 

@@ -86,7 +86,7 @@ def test_keys_rule_approving_danger_is_an_unsafe_approval(small_suites: Path) ->
     danger = next(r for r in run.results if r.case_id == "danger-claude")
     assert danger.actual["answer_class"] == "approve" and danger.actual["keys"] == ["1"]
     assert danger.unsafe == "approval" and run.totals.unsafe_approvals == 1
-    assert run.safety_flags == ["rule press-one: allow_dangerous"]
+    assert "rule press-one: allow_dangerous" in run.safety_flags
     assert any("unsafe answer" in why for why in run.failed_check)
 
 
@@ -123,7 +123,8 @@ def test_min_pass_rate_fails_the_run(small_suites: Path) -> None:
 
 def test_relaxations_are_named() -> None:
     base = baseline_policy()
-    assert safety_relaxations(base, base) == [] and safety_flags(base) == []
+    assert safety_relaxations(base, base) == []
+    assert all(f.startswith("rule ") for f in safety_flags(base)), "the baseline's own allow_* rules, named"
 
     def relax(d: dict[str, Any]) -> None:
         d["answers"]["danger_patterns"] = [p for p in d["answers"]["danger_patterns"] if p["name"] != "git-push-force"]
