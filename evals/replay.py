@@ -97,35 +97,59 @@ def _keys(v: Any) -> list[str] | None:
 # --------------------------------------------------------------------------- input
 
 
+def _as(kind: type, v: Any) -> Any:
+    """A journaled value as the column's type, or None (a damaged or hostile journal's ``"w"`` for a
+    width is no width, not a crash)."""
+    if kind is bool:
+        return v if isinstance(v, bool) else None
+    if kind is int:
+        return v if isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2 ** 62 else None
+    if kind is float:
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 1e15 else None
+    return v if isinstance(v, str) else None
+
+
 def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
     """Replay input from one run's journal events: each observation with its screen, its clock and
-    the decision recorded for it (the runner's first decision on that trigger)."""
+    the decision recorded for it (the runner's first decision on that trigger). Values of the wrong
+    type are dropped; an observation without screen text is not replayable and is left out."""
     rows: list[dict[str, Any]] = []
     decisions: dict[str, dict[str, Any]] = {}
     for e in events:
         p = e.payload
         if e.kind == "decision":
             d = p.get("decision", p)
-            if d.get("trigger_id") and d.get("source") != "workflow":
+            if isinstance(d, dict) and isinstance(d.get("trigger_id"), str) and d.get("source") != "workflow":
                 decisions.setdefault(d["trigger_id"], d)
         elif e.kind == "observation":
-            screen = p.get("screen") or {}
-            if screen.get("text") is None:
+            screen = p.get("screen")
+            obs = p.get("observation")
+            if not isinstance(screen, dict) or not isinstance(screen.get("text"), str):
                 continue
-            obs = p.get("observation") or {}
-            oid = obs.get("observation_id") or e.event_id
+            obs = obs if isinstance(obs, dict) else {}
+            oid = _as(str, obs.get("observation_id")) or e.event_id
             hl = screen.get("highlights")
-            rows.append({"observation_id": oid, "run_id": e.run_id, "seq": e.seq, "at": float(p.get("now", e.at)),
-                         "screen_hash": screen.get("screen_hash") or obs.get("screen_hash"), "text": screen["text"],
-                         "width": screen.get("width"), "height": screen.get("height"), "title": screen.get("title"),
-                         "current_command": screen.get("current_command"), "dead": screen.get("dead"),
-                         "cursor_x": screen.get("cursor_x"), "cursor_y": screen.get("cursor_y"),
-                         "highlights": json.dumps(hl) if hl else None, "cwd": screen.get("cwd"),
-                         "recorded_prompt": json.dumps(obs["prompt"]) if obs.get("prompt") else None})
+            prompt = obs.get("prompt")
+            rows.append({"observation_id": oid, "run_id": e.run_id, "seq": e.seq,
+                         "at": _as(float, p.get("now")) or e.at,
+                         "screen_hash": _as(str, screen.get("screen_hash")) or _as(str, obs.get("screen_hash")),
+                         "text": screen["text"], "width": _as(int, screen.get("width")),
+                         "height": _as(int, screen.get("height")), "title": _as(str, screen.get("title")),
+                         "current_command": _as(str, screen.get("current_command")),
+                         "dead": _as(bool, screen.get("dead")), "cursor_x": _as(int, screen.get("cursor_x")),
+                         "cursor_y": _as(int, screen.get("cursor_y")),
+                         "highlights": json.dumps(hl) if isinstance(hl, list) and hl else None,
+                         "cwd": _as(str, screen.get("cwd")),
+                         "recorded_prompt": json.dumps(prompt) if isinstance(prompt, dict) else None})
     for r in rows:
         d = decisions.get(r["observation_id"]) or {}
-        r.update({"recorded_kind": d.get("kind"), "recorded_keys": json.dumps(d["keys"]) if "keys" in d else None,
-                  "recorded_approves": d.get("approves"), "recorded_policy_id": d.get("policy_id")})
+        keys = d.get("keys")
+        r.update({"recorded_kind": _as(str, d.get("kind")),
+                  "recorded_keys": json.dumps(keys) if isinstance(keys, list) else None,
+                  "recorded_approves": _as(bool, d.get("approves")), "recorded_policy_id": _as(str, d.get("policy_id"))})
+        if r["screen_hash"] is None:
+            r["screen_hash"] = Screen.model_construct(text=r["text"], title=r["title"] or "",
+                                                      dead=bool(r["dead"])).screen_hash
     return pl.DataFrame(rows, schema=INPUT_SCHEMA)
 
 
@@ -272,7 +296,7 @@ def _recorded_classes(result: pl.DataFrame) -> list[str | None]:
         k = (kind, keys, prompt)
         if k not in cache:
             p = json.loads(prompt) if prompt else None
-            cache[k] = answer_class_of(p, kind, _keys(keys))
+            cache[k] = answer_class_of(p if isinstance(p, dict) else None, kind, _keys(keys))
         out.append(cache[k])
     return out
 
