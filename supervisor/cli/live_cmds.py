@@ -410,8 +410,8 @@ def live_runs(settings: Settings, *, include_ended: bool = False) -> list[dict[s
     supervisor holds the run (``supervisor_alive``). Runs whose supervisor is gone and whose pane
     is dead (or gone) are closed first: nobody can continue them."""
     from supervisor.control import is_live
-    from supervisor.lifecycle import close_orphans
     from supervisor.history import list_runs
+    from supervisor.lifecycle import close_orphans
 
     close_orphans(settings)
     rows = []
