@@ -208,7 +208,8 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
     observation with the replayed decision (its answer class and the option its keys select) and
     its divergence from the recorded decision, and a summary."""
     t0 = time.perf_counter()
-    frame = frame.sort(["run_id", "seq"])
+    missing = [pl.lit(None, dtype=t).alias(c) for c, t in INPUT_SCHEMA.items() if c not in frame.columns]
+    frame = frame.with_columns(missing).sort(["run_id", "seq"])  # columns a source did not record are null
     observations = classify_screens(frame, policy)
     pid = policy.policy_id
     keycols = ["screen_hash", "current_command", "dead", "highlights", "cwd", "cursor_x", "cursor_y"]

@@ -25,8 +25,8 @@ PassRateBy = Literal["suite", "tag"]
 
 def wilson(successes: pl.Expr, n: pl.Expr) -> list[pl.Expr]:
     """``ci_low``/``ci_high``: the 95% Wilson interval of ``successes / n``, as polars expressions
-    (the interval ``evals.compare.wilson_interval`` computes for compares)."""
-    from evals.compare import Z95
+    (the interval ``evals.stats.wilson_interval`` computes for compares)."""
+    from evals.stats import Z95
 
     z2 = Z95 * Z95
     p = successes / n
