@@ -29,8 +29,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evals.stats import wilson_interval  # noqa: E402
 from evals.runner import CaseResult, run_suites, screen_of  # noqa: E402
+from evals.stats import wilson_interval  # noqa: E402
 from evals.suites import ScreenCase, Suite, load_suite_file  # noqa: E402
 from supervisor.classify import classify  # noqa: E402
 from supervisor.policy import Policy, baseline_policy, load_policy  # noqa: E402
