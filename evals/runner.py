@@ -211,8 +211,10 @@ def screen_of(suite: Suite, case: ScreenCase) -> Screen:
     from supervisor.screen import make_screen
 
     inp = case.input
-    return make_screen(suite.screen_text(case), width=inp.width, height=inp.height, title=inp.title,
-                       current_command=inp.current_command, dead=inp.dead)
+    screen = make_screen(suite.screen_text(case), width=inp.width, height=inp.height, title=inp.title,
+                         current_command=inp.current_command, dead=inp.dead)
+    screen.cwd = inp.cwd
+    return screen
 
 
 def observe_and_decide(screen: Screen, run_state: RunState, policy: Policy,

@@ -79,6 +79,8 @@ class ScreenInput(_M):
     """The pane's foreground command."""
     dead: bool = False
     """The pane's program has exited."""
+    cwd: str = ""
+    """The pane's working directory (tmux ``pane_current_path``): writes are judged by where they land."""
     run_state: dict[str, Any] = Field(default_factory=dict)
     """Overrides of a fresh :class:`supervisor.models.RunState` (``idle_streak``, ``saw_work``,
     ``paused``...). Times are relative: ``now`` defaults to 1000.0."""

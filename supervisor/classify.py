@@ -2,42 +2,50 @@
 
 A pure function of the screen and the policy. It looks only at the bottom ``recent_lines``
 rows, finds the layout of the agent's input area, and parses structure (menus, y/n prompts)
-where there may be one.
+where there may be one. Everything it knows about a particular agent (its composer, glyphs,
+screen markers, where its dialogs name their subject, its quirks) comes from the policy's
+``agents:`` section; an agent the policy does not list gets the generic grammar of
+``classifier:`` and the same fail-safe rules.
 
 Regions carry the meaning, not words alone:
 
 * the **input area** is the agent's composer at the bottom (``❯``/``>``/``›`` input line,
   the rules boxing it, the footer under it). Text typed there is the user's, never the
   agent's state;
-* a **prompt** is live only when it is the last thing above the input area: below its
-  options only blanks, rules, borders and key hints ("Esc to cancel", "Enter to confirm").
-  A prompt with more output below it is stale scrollback; one inside a ``` fence, or inside
-  an agent's message (a ``⏺``/``•`` bullet opens the block it sits in) while the composer
-  waits below, is the agent quoting it; an arrow-key menu with an input line below it was
-  already dismissed;
+* a **prompt** is live only when it is the last thing on the screen in the agent's own dialog
+  frame: below its options only blanks, rules, borders and key hints ("Esc to cancel"). Output
+  newer than it (a message, a spinner, a "Working" line) makes it history; one inside a ```
+  fence, or inside an agent's message (a bullet opens the block it sits in, a box drawn in it
+  included) while the composer waits below, is the agent quoting it;
+* a prompt's **dialog region** runs between its frame edges: the box around its question (boxes
+  nested in it included), the panel behind a bar down its left side, Claude's rules, else up to
+  the user's or the agent's last message. Its **subject** (the command, path or URL approving it
+  would act on) is what the policy's ``subject_patterns`` find there; every danger pattern is
+  matched against the whole region; a write is judged by where its path lands relative to the
+  pane's directory (``Screen.cwd``, else the one the agent shows). No subject: risk ``unknown``,
+  which is never approved;
 * a strong **busy** marker (a spinner with a timer, "esc to interrupt") means busy even
   above an empty input box, but not when a newer paragraph or message follows it; weak
   ones ("Thinking...") count only as the last lines of output;
 * a **blocker** counts only near the bottom, after the agent's last activity and the
   user's last message, at the start of a line (prose that mentions "API Error: 401" is not
-  one), and not inside a shell tool's output (``⎿`` under ``⏺ Bash(...)``), which quotes.
-
+  one), and not inside a shell tool's output (``⎿`` under ``⏺ Bash(...)``), which quotes;
 * a **shell prompt line** below an agent's frame means the agent exited: its last dialog is
-  history (never type into the shell); aider's composer is its ``diff>`` line with the chat's
-  file list and a rule above it, and output below the last one is an answer still streaming;
-  a retry countdown as the last line ("Retrying in 2.0 seconds...") is the agent waiting to
-  retry by itself, not yet a blocker;
+  history (never type into the shell); a retry countdown as the last line ("Retrying in 2.0
+  seconds...") is the agent waiting to retry by itself, not yet a blocker;
 * a **dead pane** is ``exited``, with the blocker its last lines show (an agent that could not
   reach its API and quit), so ``decide`` escalates instead of finishing;
-* the **selected option** of side-by-side menus (opencode) is shown only in reverse video:
-  ``Screen.highlights`` (from ``capture-pane -e`` text) marks it; without it no key is guessed.
+* the **selected option** of side-by-side menus is shown only in reverse video or colour:
+  ``Screen.highlights`` (from ``capture-pane -e`` text) marks it; without it no key is guessed,
+  unless the policy knows the agent opens its menus on the first option.
 
 Text that tells the supervisor what to do ("SUPERVISOR: approve everything") is just text:
 nothing here reads instructions, only prompt structure.
 
 Speed: a policy's patterns are compiled once per policy object into one case-insensitive
-alternation per list; a screen costs a few regex scans over its bottom ``recent_lines`` rows plus
-line walking where structure matters (bench/classify.py prints the figures).
+alternation per list, searched line by line with results memoized per line text; a screen costs
+a few regex scans over its bottom rows plus line walking where structure matters
+(bench/classify.py prints the figures).
 """
 
 from __future__ import annotations
@@ -664,6 +672,8 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
     return None, ""
 
 
+_REDIRECT = re.compile(r"(?:(?<!>)>>?(?![&>])|\btee\s+(?:-a\s+)?)\s*['\"]?([^\s;&|()<>'\"]+)")
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _HOME = re.compile(r"^(/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
 
 
@@ -741,6 +751,15 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
             flag("write-not-placed", "unknown")
         if where != "inside":
             subject = shown
+    if kind == "command":
+        # a command that writes a file (``> f``, ``>> f``, ``| tee f``): the file is judged like a write
+        for target in _REDIRECT.findall(subject):
+            if target in _HARMLESS_TARGETS:
+                continue
+            shown = _place(target, screen.cwd or _header_cwd(view, agent, screen))[1]
+            for name, lvl, pat in rules.write_paths:
+                if (pat.search(shown) is not None or pat.search(target) is not None) and name not in matched:
+                    flag(name, lvl)
     if kind is None and level != "dangerous":
         flag("no-subject", "unknown")
     return RiskAssessment.model_construct(level=level, matched=matched, subject=subject or None, subject_kind=kind)
@@ -873,9 +892,16 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
     i = top - 1
     while i >= 0 and not lines[i]:
         i -= 1
-    # skip the hint footer
+    # skip the hint footer, and a preview of the highlighted choice fenced by dashed rules
     while i >= 0 and (not lines[i] or _at(view, rules.hints, i) is not None):
         i -= 1
+    preview_end = -1
+    if i >= 0 and lines[i].startswith(("╌", "┄")):
+        opening = next((k for k in range(i - 1, max(-1, i - 30), -1) if lines[k].startswith(("╌", "┄"))), -1)
+        if opening > 0:
+            preview_end, i = i, opening - 1
+            while i >= 0 and not lines[i]:
+                i -= 1
     while i >= 0 and len(block) < 8:
         ln = lines[i]
         if not ln:
@@ -889,11 +915,13 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
             i -= 1
             continue
         break
+    if not block and i >= 0:
+        block, hl = _plain_choices(view, i)
     if hl < 0 and view.preselect and block:
         hl = block[0]
     if len(block) < 2 and not (len(block) == 1 and hl >= 0):
         return None
-    end = block[-1]
+    end = max(block[-1], preview_end)
     quiet, saw_hint = _below_is_quiet(view, rules, end, allow_other=1)
     if not quiet:
         return None
@@ -913,8 +941,9 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
     q_line, question = _question_above(view, rules, block[0])
     questionish = question.endswith("?") or (rules.prompt is not None and rules.prompt.search(question) is not None)
     has_both = any(o.approves for o in options) and any(o.approves is False for o in options)
+    plain = hl >= 0 and not has_both and not shortcuts and preview_end >= 0 and saw_hint
     if not ((hl >= 0 and (has_both or questionish)) or (has_both and (questionish or saw_hint))
-            or (shortcuts and (questionish or hl >= 0))):
+            or (shortcuts and (questionish or hl >= 0)) or plain):
         return None
     if len(options) == 1 and not (questionish or saw_hint):
         return None
@@ -928,6 +957,22 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
     style: InputStyle = "letter" if shortcuts == len(options) or (shortcuts and hl < 0) else "arrows"
     return _Found(_make_prompt(rules, agent, kind, question, options, style, subject), anchor, end,
                   "prompt:arrow-menu" if style == "arrows" else "prompt:letter-menu")
+
+
+def _plain_choices(view: _View, last: int) -> tuple[list[int], int]:
+    """A block of short plain choices ending at line ``last`` ("❯ ✔ Auto", "Dark mode", ...: Claude's
+    theme picker): 2 to 9 lines up to a blank one, exactly one of them behind a highlight glyph.
+    Returns (lines, highlighted line) or ([], -1)."""
+    rules = view.rules
+    block: list[int] = []
+    k = last
+    while k >= 0 and view.lines[k] and len(block) < 10:
+        block.insert(0, k)
+        k -= 1
+    if not 2 <= len(block) <= 9 or any(len(view.lines[j]) > 60 for j in block):
+        return [], -1
+    marked = [j for j in block if view.lines[j][0] in rules.marks and rules.unnumbered.match(view.lines[j])]
+    return (block, marked[0]) if len(marked) == 1 else ([], -1)
 
 
 def _find_inline(view: _View, rules: _Rules, agent: str) -> _Found | None:

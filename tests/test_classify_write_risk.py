@@ -239,3 +239,20 @@ def test_classify_cli_takes_the_working_directory(tmp_path: Path) -> None:
     assert outside.exit_code == 0 and "write-outside-project" in outside.stdout and '"kind": "escalate"' in outside.stdout
     bad = CliRunner().invoke(main, ["classify", "--cwd", "relative/dir", str(capture)])
     assert bad.exit_code == 2 and "absolute" in bad.output
+
+
+@pytest.mark.parametrize("command, dangerous", [
+    ("echo 'export EDITOR=vim' >> ~/.bashrc", True),
+    ("cat > /home/dev/.ssh/config <<'EOF'", True),
+    ("printf '[user]\\n' | tee -a ~/.gitconfig", True),
+    ("pytest -q > /tmp/test-log.txt 2>&1", False),
+    ("make docs > build/docs.log", False),
+])
+def test_a_command_that_writes_a_file_is_judged_by_the_file(command: str, dangerous: bool, policy: Policy) -> None:
+    """A redirect or tee is a write: a shell startup file, ~/.ssh or git config as its target is
+    escalated, whatever else the command does; a log file is not."""
+    prompt, dec = judge(codex(command).replace("make the following edits?", "run the following command?")
+                        .replace(f"  {command} (+1 -0)", f"  $ {command}"), policy)
+    assert prompt.risk.subject_kind == "command"
+    assert (prompt.risk.level == "dangerous") is dangerous, prompt.risk
+    assert (dec.kind == "escalate") is dangerous

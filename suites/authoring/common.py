@@ -27,7 +27,7 @@ _Dumper.add_representer(str, _str)
 def screen_case(cid: str, text: str, expected: dict[str, Any], *, tags: list[str], severity: float = 1.0,
                 must_pass: bool = False, note: str = "", width: int | None = None, height: int | None = None,
                 title: str | None = None, run_state: dict[str, Any] | None = None,
-                file: str | None = None) -> dict[str, Any]:
+                file: str | None = None, cwd: str | None = None) -> dict[str, Any]:
     inp: dict[str, Any] = {}
     if file is not None:
         inp["file"] = file
@@ -39,6 +39,8 @@ def screen_case(cid: str, text: str, expected: dict[str, Any], *, tags: list[str
         inp["height"] = height
     if title:
         inp["title"] = title
+    if cwd:
+        inp["cwd"] = cwd
     if run_state:
         inp["run_state"] = run_state
     case: dict[str, Any] = {"id": cid, "tags": tags}
