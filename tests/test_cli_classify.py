@@ -1,14 +1,25 @@
-"""`supervisor classify` as a real subprocess: JSON lines, folder walking, the table, errors."""
+"""`supervisor classify`: JSON lines, folder walking, the table, errors. In-process through click's
+CliRunner (the CLI is a thin skin over classify and decide); one test runs the real entry point
+as a subprocess."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from click.testing import CliRunner
 
+from supervisor.cli import main
 from tests.cases import screens as S
 from tests.conftest import run_cli
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> SimpleNamespace:
+    """The CLI in this process; ``env`` adds variables (COLUMNS for the table's width)."""
+    res = CliRunner().invoke(main, list(args), env={k: v for k, v in (env or {}).items() if k == "COLUMNS"})
+    return SimpleNamespace(returncode=res.exit_code, stdout=res.stdout, stderr=res.stderr)
 
 
 @pytest.fixture
@@ -28,7 +39,7 @@ def captures(tmp_path: Path) -> Path:
 
 
 def test_json_lines_for_a_folder_walked_recursively_in_order(captures: Path, cli_env: dict[str, str]) -> None:
-    res = run_cli("classify", "--json", str(captures), env=cli_env)
+    res = invoke("classify", "--json", str(captures), env=cli_env)
     assert res.returncode == 0, res.stderr
     rows = [json.loads(line) for line in res.stdout.splitlines()]
     names = [Path(r["path"]).relative_to(captures).as_posix() for r in rows]
@@ -50,7 +61,7 @@ def test_json_lines_for_a_folder_walked_recursively_in_order(captures: Path, cli
 def test_blocker_is_reported(tmp_path: Path, cli_env: dict[str, str]) -> None:
     f = tmp_path / "limit.txt"
     f.write_text(S.CLAUDE_USAGE_LIMIT, encoding="utf-8")
-    res = run_cli("classify", "--json", str(f), env=cli_env)
+    res = invoke("classify", "--json", str(f), env=cli_env)
     row = json.loads(res.stdout)
     assert row["state"] == "blocked"
     assert row["blocker"]["kind"] == "usage_limit"
@@ -58,7 +69,7 @@ def test_blocker_is_reported(tmp_path: Path, cli_env: dict[str, str]) -> None:
 
 
 def test_table_output(captures: Path, cli_env: dict[str, str]) -> None:
-    res = run_cli("classify", str(captures / "a_prompt.txt"), str(captures / "b"), str(captures / "d_danger.txt"),
+    res = invoke("classify", str(captures / "a_prompt.txt"), str(captures / "b"), str(captures / "d_danger.txt"),
                   env={**cli_env, "COLUMNS": "200"})
     assert res.returncode == 0, res.stderr
     assert "asking" in res.stdout and "busy" in res.stdout and "tool_permission" in res.stdout
@@ -69,13 +80,13 @@ def test_custom_policy(tmp_path: Path, captures: Path, cli_env: dict[str, str]) 
     pol = tmp_path / "p.yaml"
     pol.write_text("name: cautious\nanswers:\n  rules:\n    - {name: all-to-humans, then: escalate}\n",
                    encoding="utf-8")  # extends the baseline; its own rule comes first
-    res = run_cli("classify", "--json", "--policy", str(pol), str(captures / "a_prompt.txt"), env=cli_env)
+    res = invoke("classify", "--json", "--policy", str(pol), str(captures / "a_prompt.txt"), env=cli_env)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["decision"]["kind"] == "escalate"
 
 
 def test_missing_path_is_one_line_with_a_fix(tmp_path: Path, cli_env: dict[str, str]) -> None:
-    res = run_cli("classify", str(tmp_path / "nope.txt"), env=cli_env)
+    res = invoke("classify", str(tmp_path / "nope.txt"), env=cli_env)
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "does not exist" in lines[0] and "Traceback" not in res.stderr
@@ -84,7 +95,7 @@ def test_missing_path_is_one_line_with_a_fix(tmp_path: Path, cli_env: dict[str, 
 
 def test_folder_without_captures_is_an_error(tmp_path: Path, cli_env: dict[str, str]) -> None:
     (tmp_path / "empty").mkdir()
-    res = run_cli("classify", str(tmp_path / "empty"), env=cli_env)
+    res = invoke("classify", str(tmp_path / "empty"), env=cli_env)
     assert res.returncode == 2
     assert "no .txt screen captures" in res.stderr
 
@@ -92,12 +103,13 @@ def test_folder_without_captures_is_an_error(tmp_path: Path, cli_env: dict[str, 
 def test_bad_policy_is_one_line(tmp_path: Path, captures: Path, cli_env: dict[str, str]) -> None:
     pol = tmp_path / "bad.yaml"
     pol.write_text("classifier:\n  busy_markers: ['(unclosed']\n", encoding="utf-8")
-    res = run_cli("classify", "--policy", str(pol), str(captures), env=cli_env)
+    res = invoke("classify", "--policy", str(pol), str(captures), env=cli_env)
     assert res.returncode == 2
     assert len(res.stderr.strip().splitlines()) == 1 and "bad regular expression" in res.stderr
 
 
 def test_help_explains_the_fresh_run_decision(cli_env: dict[str, str]) -> None:
+    """The real entry point, as a user runs it (python -m supervisor)."""
     res = run_cli("classify", "--help", env=cli_env)
     assert res.returncode == 0
     assert "fresh run" in res.stdout and "--json" in res.stdout
