@@ -252,9 +252,11 @@ class RunFold:
             return
         if p.get("outcome") == "unknown":
             self.pending_actions.pop(aid or "", None)
-            if inst is not None:
+            if inst is not None:  # it may have arrived: counted as an answer (at most once, and one retry)
                 inst.status = "unknown"
                 inst.sent_at = inst.sent_at or ev.at
+                inst.answers += 1
+                self._note_answer(inst.signature, ev.at)
             return
         if p.get("error"):
             self.pending_actions.pop(aid or "", None)

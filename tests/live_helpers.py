@@ -1,8 +1,10 @@
 """Helpers for tests that drive the scripted agent under a real supervisor in real tmux.
 
-Every agent a :class:`LiveHarness` starts is checked for stray keys when the harness stops: a
-key that reached the agent while no prompt was live fails the test (pass ``stray_ok=True`` to
-:meth:`LiveHarness.start_agent` only where a test sends one on purpose)."""
+When a :class:`LiveHarness` stops, every agent it started is checked for stray keys (a key that
+reached the agent while no prompt was live fails the test; pass ``stray_ok=True`` to
+:meth:`LiveHarness.start_agent` only where a test sends one on purpose), and every run it
+supervised is replayed from its journal under its recorded policy: each decision must come out
+the same (the journal holds everything a decision depended on)."""
 
 from __future__ import annotations
 
@@ -42,13 +44,50 @@ def write_script(tmp: Path, steps: list[dict[str, Any]], *, style: str = "claude
 
 
 __all__ = ["LiveHarness", "agent_command", "answers", "assert_no_stray_keys", "events", "fast_policy", "read_record",
-           "write_script"]
+           "replay_under_recorded_policy", "write_script"]
 
 
 def assert_no_stray_keys(*records: Path) -> None:
     """No key reached these agents while no prompt was live."""
     stray = {str(r): s for r in records if (s := stray_keys(r))}
     assert not stray, f"stray keys reached the agent: {stray}"
+
+
+def replay_under_recorded_policy(evs: list) -> tuple[int, list[tuple]]:
+    """Re-decide every recorded (rules) decision of a run from its journal alone: the policy from
+    ``run_started``, the Screen from the observation's fields, the state from the one fold
+    (supervisor.runstate) of every event before the decision. Returns (decisions, mismatches)."""
+    from supervisor.classify import classify
+    from supervisor.decide import decide
+    from supervisor.models import RunState, Screen
+    from supervisor.policy import Policy
+    from supervisor.runstate import RunFold
+
+    started = next(e.payload for e in evs if e.kind == "run_started")
+    policy = Policy.model_validate(started["policies"][started["policy_id"]])
+    fold = RunFold(state=RunState(run_id=evs[0].run_id), recheck_s=policy.timing.recheck_s)
+    screens: dict[str, dict] = {}
+    n, mismatches = 0, []
+    for ev in evs:
+        if ev.kind == "observation":
+            screens[ev.event_id] = ev.payload["screen"]
+        if ev.kind == "decision" and ev.payload["decision"].get("source") == "rules":
+            recorded = ev.payload["decision"]
+            fields = {k: v for k, v in screens[recorded["trigger_id"]].items() if k != "screen_hash"}
+            screen = Screen.model_validate(fields)
+            obs = classify(screen, policy)
+            if screen.dead and obs.state != "exited":
+                obs = obs.model_copy(update={"state": "exited"})
+            if obs.agent == "unknown" and started["agent"] != "unknown":
+                obs = obs.model_copy(update={"agent": started["agent"]})
+            assert fold.state.now == ev.payload["now"]
+            d = decide(obs, fold.state, policy, policy_id=policy.policy_id)
+            n += 1
+            if (d.kind, d.keys, d.rule) != (recorded["kind"], recorded["keys"], recorded["rule"]):
+                mismatches.append((ev.seq, (d.kind, d.keys, d.rule), (recorded["kind"], recorded["keys"],
+                                                                       recorded["rule"])))
+        fold.apply(ev)
+    return n, mismatches
 
 
 def events(runner: PaneRunner, kind: str | None = None) -> list[Event]:
@@ -105,3 +144,7 @@ class LiveHarness:
         if self.error is not None:
             raise self.error
         assert_no_stray_keys(*self.records)
+        for runner in self.sup.runners.values():
+            if runner.journal.path.exists():
+                _, mismatches = replay_under_recorded_policy(runner.journal.events())
+                assert mismatches == [], f"replay of {runner.run_id} differs: {mismatches}"

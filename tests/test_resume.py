@@ -9,6 +9,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -178,3 +180,61 @@ def test_a_run_whose_supervisor_and_pane_are_gone_is_closed_by_status(env: dict[
     assert ended["outcome"] == "exited"
     reason = _kinds(sv_home, "run_ended")[0]["reason"]
     assert "supervisor is gone" in reason and "dead" in reason
+
+
+def test_keys_of_unknown_fate_after_a_crash_are_reconciled_from_the_screen(tmux_socket: str, sv_home: Path,
+                                                                          tmp_path: Path) -> None:
+    """A supervisor that died between journaling an answer's intent and its delivery leaves keys of
+    unknown fate. The restarted one journals them `unknown` and lets the screen tell: here the keys
+    never arrived (the prompt is still live): after the confirmation timeout it gets its one retry,
+    and exactly one key reaches the agent. (No real process can be killed at exactly that instant on
+    demand, so the test writes the journal such a crash leaves; everything else is real.)"""
+    from supervisor.classify import classify
+    from supervisor.journal import Journal
+    from supervisor.policy import Policy
+    from supervisor.runner import RunConfig, Supervisor
+    from supervisor.settings import Settings
+    from supervisor.surfaces.tmux import TmuxSurface
+
+    pol = fast_policy(confirm_timeout_s=0.8)
+    pol.budgets.cooldown_s = 0.5
+    script = write_script(tmp_path, [{"prompt": {"id": "p1", "kind": "bash", "command": "npm test"}},
+                                     {"spinner": {"seconds": 0.3}}, {"done": {}}])
+    rec = tmp_path / "rec.jsonl"
+    surface = TmuxSurface(tmux_socket)
+    info = surface.new_session("a", agent_command(script, rec), width=100, height=30, cwd=str(REPO))
+    retry_until(lambda: "Esc to cancel" in surface.capture(info.pane_id).plain, 20, message="the prompt")
+    settings = Settings(home=sv_home).ensure()
+    from supervisor.screen import make_screen
+
+    raw = surface.capture(info.pane_id)
+    obs = classify(make_screen(raw.text, width=100, height=30), pol)
+    assert obs.prompt is not None
+    sig = obs.prompt.signature
+    run_id = "run_crashed"
+    with Journal(settings.journal_path(run_id), run_id) as j:
+        j.append("run_started", {"pane_id": info.pane_id, "socket": tmux_socket, "policy_id": pol.policy_id,
+                                 "policies": {pol.policy_id: pol.canonical()}, "agent": "claude", "pid": 1})
+        j.append("observation", {"observation": obs.model_dump(mode="json"), "now": time.time(),
+                                 "live_prompt": {"signature": sig, "instance_id": "pin_crash", "first": None,
+                                                 "last": None}})
+        j.append("action", {"action_id": "act_crash", "decision_id": "dec_crash", "kind": "send_keys", "keys": ["1"],
+                            "delivered": False, "instance_id": "pin_crash", "signature": sig})
+    sup = Supervisor(surface, settings, RunConfig(policy=Policy.model_validate(pol.canonical()), turns=1),
+                     socket=tmux_socket)
+    runner = sup.add_pane(info, run_id=run_id, resume=True)
+    t = threading.Thread(target=lambda: sup.run(timeout=60), daemon=True)
+    t.start()
+    try:
+        retry_until(lambda: runner.done, 60, message=lambda: f"the run to finish: {read_record(rec)[-3:]}")
+    finally:
+        sup.stop()
+        t.join(20)
+        sup.close(final_sync=False)
+    acts = [e.payload for e in runner.journal.events() if e.kind == "action" and e.payload.get("kind") == "send_keys"]
+    assert [a.get("outcome") for a in acts if a.get("outcome")] == ["unknown"]
+    assert [a["confirmed"] for a in acts if a.get("confirmed") is not None] == [False, True]
+    retried = [a for a in acts if a.get("retry") and a.get("delivered")]
+    assert len(retried) == 1
+    assert answers(rec)["p1"]["keys"] == ["1"] and runner.outcome == "finished"
+    assert_no_stray_keys(rec)

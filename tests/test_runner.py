@@ -541,3 +541,31 @@ def test_late_look_after_our_answer_is_not_a_human(harness) -> None:
     runner.fold.instances.clear()  # a prompt we never answered that goes away: a human did it
     human = runner._notice_human(110.0, idle, asking, s2, s1)
     assert human is not None and human["where"] == "prompt" and human["hands_off_until"] > 110.0
+
+
+def test_a_shadow_classifies_with_its_own_policy(harness, tmp_path: Path, tmux_socket: str) -> None:
+    """A candidate that dropped the force-push danger pattern sees that prompt as not dangerous
+    (its own classification) and would approve it; the acting policy escalates. Only the acting
+    policy's decisions are carried out."""
+    script = write_script(tmp_path, [
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "push", "kind": "bash", "command": "git push --force origin main"}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    candidate = fast_policy()
+    candidate.name = "no-force-push-pattern"
+    candidate.answers.danger_patterns = [d for d in candidate.answers.danger_patterns if d.name != "git-push-force"]
+    h = harness(shadows=[candidate])
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: events(runner, "pause"), 30, message="the acting policy's escalation")
+    shadow = retry_until(lambda: [e.payload for e in events(runner, "shadow_decision")
+                                  if e.payload["observation"]["prompt"]], 10, message="the shadow's look at the prompt")
+    assert shadow[0]["decision"]["kind"] == "answer" and shadow[0]["decision"]["keys"] == ["1"]
+    assert shadow[0]["observation"]["prompt"]["risk"]["matched"] == []
+    acting = next(e.payload["observation"] for e in events(runner, "observation")
+                  if e.payload["observation"]["state"] == "asking")
+    assert acting["prompt"]["risk"]["matched"] == ["git-push-force"]
+    assert "push" not in answers(rec) and not [e for e in events(runner, "action")]
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "3"], check=True)
+    retry_until(lambda: runner.done, 30, message="the run to finish")

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import retry_until
-from tests.live_helpers import answers, events, read_record, write_script
+from tests.live_helpers import (
+    answers,
+    events,
+    fast_policy,
+    read_record,
+    replay_under_recorded_policy,
+    write_script,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -113,3 +120,32 @@ def test_prompts_quoted_in_agent_output_get_no_keys(harness, tmp_path: Path, kin
     assert not _sent(runner)
     assert not answers(rec)
     assert not [r for r in read_record(rec) if r["event"] == "keys"]
+
+
+def test_replay_under_the_recorded_policy_reproduces_every_decision(harness, tmp_path: Path,
+                                                                     tmux_socket: str) -> None:
+    """Everything a decision depended on is in the journal: a stuck prompt (strikes, cooldown, the
+    strike guard), a slowly dismissing dialog (instances), an escalation a human ends (pause),
+    the finish confirmations: replayed from the journal, every decision comes out the same."""
+    import subprocess
+
+    pol = fast_policy(confirm_timeout_s=0.8)
+    pol.budgets.cooldown_s = 0.6
+    script = write_script(tmp_path, [
+        {"prompt": {"id": "trust", "kind": "trust", "dismiss": {"redraws": 1, "every_s": 0.3, "blank": True}}},
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "stuck", "kind": "bash", "command": "make", "ignore": 1}},
+        {"spinner": {"seconds": 0.3}},
+        {"prompt": {"id": "push", "kind": "bash", "command": "git push --force origin main"}},
+        {"spinner": {"seconds": 0.3}},
+        {"done": {}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    h = harness(policy=pol)
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: events(runner, "pause"), 60, message=lambda: f"the escalation; {read_record(rec)[-3:]}")
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "3"], check=True)
+    retry_until(lambda: runner.done, 60, message=lambda: f"the run to finish; {read_record(rec)[-3:]}")
+    n, mismatches = replay_under_recorded_policy(runner.journal.events())
+    assert n >= 10 and mismatches == [], mismatches
+    assert {"trust", "stuck", "push"} <= set(answers(rec))
