@@ -269,3 +269,23 @@ def test_run_agent_exits_on_a_blocker_exit_6_with_the_reason(env: dict[str, str]
     runs = _status(env, "--all")
     assert runs[0]["outcome"] == "exited" and runs[0]["paused"] and "auth" in runs[0]["pause_reason"], runs
     assert runs[0]["next_action"] and "/login" in runs[0]["next_action"]
+
+
+@pytest.mark.slow
+def test_watch_never_supervises_its_own_pane(env: dict[str, str], tmux_socket: str, tmp_path: Path) -> None:
+    """`supervisor watch` running inside a pane whose title says Claude Code (as a pane that once
+    ran Claude keeps) does not take its own pane for an agent."""
+    import shlex
+
+    out = tmp_path / "watch.out"
+    inner = (f"printf '\\033]2;✳ Claude Code\\007'; exec {shlex.quote(sys.executable)} -m supervisor watch "
+             f"--duration 15 > {shlex.quote(str(out))} 2>&1")
+    tmux = ["tmux", "-L", tmux_socket]
+    subprocess.run([*tmux, "new-session", "-d", "-s", "self", "-x", "100", "-y", "30", "-c", str(REPO),
+                    f"bash -c {shlex.quote(inner)}"], check=True, env=env)
+    pane = subprocess.run([*tmux, "display", "-p", "-t", "self", "#{pane_id} #{pane_title}"], capture_output=True,
+                          text=True).stdout
+    retry_until(lambda: "agent pane(s)" in (out.read_text() if out.exists() else ""), 60,
+                message=lambda: out.read_text() if out.exists() else "no output yet")
+    assert "watching" in out.read_text() and "0 agent pane(s)" in out.read_text(), (pane, out.read_text())
+    assert _count(env, "run_started") == 0
