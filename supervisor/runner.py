@@ -798,7 +798,7 @@ class PaneRunner:
         self._append("action", action.model_dump(mode="json") | more)
         try:
             if text and paste:
-                self.surface.paste_buffer(self.pane_id, text)  # type: ignore[attr-defined]
+                self.surface.paste_buffer(self.pane_id, text)
             elif text:
                 self.surface.paste_text(self.pane_id, text)
             self.surface.send_keys(self.pane_id, list(keys))

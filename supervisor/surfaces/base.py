@@ -102,6 +102,11 @@ class Surface(Protocol):
         """Type literal text into the pane (no key-name lookup)."""
         ...
 
+    def paste_buffer(self, pane_id: str, text: str) -> None:
+        """Paste text as one paste (bracketed when the program asked for it): multi-line text
+        arrives as text, its newlines do not submit it."""
+        ...
+
     def display_message(self, pane_id: str, text: str, *, ms: int = 10_000) -> None:
         """Show ``text`` to whoever looks at the pane (tmux status line)."""
         ...

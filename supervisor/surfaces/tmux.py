@@ -319,12 +319,6 @@ class TmuxSurface:
                     self._controls[session] = client
         return sessions
 
-    def unwatch_session(self, session: str) -> None:
-        with self._lock:
-            client = self._controls.pop(session, None)
-        if client is not None:
-            client.close()  # type: ignore[attr-defined]
-
     def close(self) -> None:
         with self._lock:
             clients = list(self._controls.values())
