@@ -161,15 +161,13 @@ def prompt_rows(screen: Screen, prompt: Prompt) -> tuple[int, int] | None:
     return (first_row if first_row is not None else max(0, last_row - len(prompt.options)), last_row)
 
 
-MAX_ROWS_BELOW = 3
-"""Non-blank rows a live menu may have below its last option (its footer: "Esc to cancel",
-Gemini's box edge and "Waiting for user confirmation"). More is agent output: the menu is history."""
-
-
-def prompt_is_live(screen: Screen, prompt: Prompt, rows: tuple[int, int] | None) -> tuple[bool, str]:
+def prompt_is_live(screen: Screen, prompt: Prompt, rows: tuple[int, int] | None,
+                   below_state: Callable[[str], str] | None = None) -> tuple[bool, str]:
     """Whether the prompt is the live bottom of the screen (and why not), checked by the runner
-    whatever the classifier said: a line prompt is live only while the cursor sits on its row and
-    nothing follows it; a menu only while at most its footer follows."""
+    whatever the classifier said: a line prompt is live only while nothing follows it and the
+    cursor has not moved past it; a menu is not live when what follows it shows the agent at
+    work (``below_state``: the classifier's state of the rows below; a frame, footer or status
+    line below a dialog is fine: that is the agent's own frame)."""
     if rows is None:
         return True, ""  # placement unknown: the classifier's word stands
     first, last = rows
@@ -181,9 +179,25 @@ def prompt_is_live(screen: Screen, prompt: Prompt, rows: tuple[int, int] | None)
         if screen.cursor_y is not None and screen.cursor_y > last:
             return False, "the cursor has moved past the prompt"
         return True, ""
-    if len(below) > MAX_ROWS_BELOW:
-        return False, f"{len(below)} rows of output follow the prompt"
+    content = [ln for ln in below if not _frame_row(ln)]
+    if len(content) > MAX_CONTENT_BELOW:
+        return False, f"{len(content)} rows of output follow the prompt"
+    if below and below_state is not None and below_state("\n".join(lines[last + 1:])) == "busy":
+        return False, "the agent is at work below the prompt"
     return True, ""
+
+
+_FRAME_CHARS = frozenset("│┃║╭╮╰╯└┘┌┐├┤┬┴┼─━═╌▔▁▏▕")
+MAX_CONTENT_BELOW = 3
+"""Rows (not frame or blank) a live dialog may have below its last option: its footer hints and
+the agent's status line. Real agents' dialogs show at most two (measured on the tuning captures);
+more is output that followed the prompt, which is then history."""
+
+
+def _frame_row(row: str) -> bool:
+    """A row that is part of a box (a border, an empty box row): frame, not content."""
+    t = row.strip()
+    return not t or t[0] in _FRAME_CHARS
 
 
 class PaneRunner:
@@ -487,7 +501,7 @@ class PaneRunner:
         if obs.state != "asking" or prompt is None:
             return None
         rows = prompt_rows(screen, prompt)
-        live, why = prompt_is_live(screen, prompt, rows)
+        live, why = prompt_is_live(screen, prompt, rows, self._state_of_text)
         base = info.history_size
         first = base + rows[0] if rows else None
         last = base + rows[1] if rows else None
@@ -502,6 +516,10 @@ class PaneRunner:
         out["again"] = again = rows is not None and _copies_above(screen, prompt, rows[0]) > 0
         out["instance_id"] = f.match_instance(prompt.signature, first=first, again=again) or new_instance_id()
         return out
+
+    def _state_of_text(self, text: str) -> str:
+        """The classifier's state of a piece of the screen (what follows a prompt)."""
+        return self._classify(self._make_screen(text), self.policy).state
 
     def _screen(self, raw: RawScreen) -> Screen:
         i = raw.info
