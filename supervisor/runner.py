@@ -858,16 +858,11 @@ class PaneRunner:
             if not queued or fold.current_task is not None or not self._ready_for_task(now, obs):
                 return
             task = queued[0]
-            d = self._task = _TaskDelivery(task.task_id, task.text, phase="paste", at=now)
-            d.before = screen.text
-            multi = "\n" in task.text
-            ok = self._send(None, [], text=task.text, kind="task", paste=multi,
-                            extra={"task_id": task.task_id, "phase": "paste"})
-            if not ok:
-                self._task = None
+            if not self._send(None, [], text=task.text, kind="task", paste="\n" in task.text,
+                              extra={"task_id": task.task_id, "phase": "paste"}):
                 self._append("task", {"task_id": task.task_id, "status": "failed", "why": "the paste failed"})
                 return
-            d.phase, d.at = "pasted", now
+            self._task = _TaskDelivery(task.task_id, task.text, phase="pasted", at=now, before=screen.text)
             return
         if d.phase == "recovering":  # a restart mid-delivery: the screen tells how far it got
             if obs.state in ("busy", "asking"):
@@ -993,7 +988,7 @@ class _TaskDelivery:
 
     task_id: str
     text: str
-    phase: Literal["paste", "pasted", "submitted", "recovering"]
+    phase: Literal["pasted", "submitted", "recovering"]
     at: float
     before: str = ""
     submitted: str = ""
