@@ -264,6 +264,8 @@ class PaneRunner:
         self._pause_absent_since: float | None = None
         self._task: _TaskDelivery | None = None
         self._not_live_why = ""
+        self._history_noted: set[str] = set()
+        """Signatures of prompts whose escalation was skipped as history (noted once each)."""
         known = agent_from_argv(config.command, self.policy)
         if known == "unknown":
             known = agent_of_pane(pane, self.policy)
@@ -680,6 +682,13 @@ class PaneRunner:
             self._holding_shown = False
         if kind == "answer":
             self._answer(decision, live, now)
+        elif kind == "escalate" and obs.state == "asking" and obs.prompt is not None and live is None:
+            # a prompt that is history (output follows it, it was quoted) is not a question: no pause
+            if decision.signature not in self._history_noted:
+                self._history_noted.add(decision.signature or "")
+                self._append("note", {"type": "escalation_skipped", "decision_id": decision.decision_id,
+                                      "signature": decision.signature, "pane_id": self.pane_id,
+                                      "why": f"the prompt is not live ({self._not_live_why})"})
         elif kind == "escalate":
             self._escalate(decision, obs)
         elif kind == "finish":
