@@ -189,6 +189,7 @@ class _Rules:
     persistent: Matcher
     agents: list[tuple[str, Matcher]]
     danger: list[tuple[str, RiskLevel, Matcher]]
+    danger_any: Matcher | None
     content_marks: Matcher | None
     shell_prompt: Matcher | None
     policy_id: str
@@ -279,6 +280,7 @@ def compiled_rules(policy: Policy) -> _Rules:
         persistent=Matcher([c.persistent_option]),
         agents=[(a, Matcher(p.markers)) for a, p in policy.agents.items() if p.markers],
         danger=[(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.danger_patterns],
+        danger_any=_combine([d.pattern for d in policy.answers.danger_patterns]),
         content_marks=_combine([b.pattern for b in c.blocker_patterns] + c.prompt_patterns),
         shell_prompt=_combine(c.shell_prompts),
         policy_id=policy.policy_id,
@@ -724,9 +726,19 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
     rules = view.rules
     prompt = found.prompt
     top, bottom = _dialog_region(view, found.first, found.last, messages_end=prompt.kind != "trust_dialog")
-    region = [ln for ln in view.lines[top:bottom + 1] if ln]
     kind, subject = _subject_of(view, agent, top, bottom)
-    blob = "\n".join(region) + "\n" + " ".join(region) + "\n" + prompt.question + "\n" + subject
+    # Every line of the region, and each of its paragraphs as one line (a command wrapped over
+    # several rows), the question and the subject: each searched alone, so repeated lines cost nothing.
+    texts: list[str] = [prompt.question, subject]
+    paragraph: list[str] = []
+    for ln in view.lines[top:bottom + 1] + [""]:
+        if ln and not _is_rule(ln):
+            texts.append(ln)
+            paragraph.append(ln)
+        elif paragraph:
+            if len(paragraph) > 1:
+                texts.append(" ".join(paragraph))
+            paragraph = []
     matched: list[str] = []
     level: RiskLevel = "none"
     order = {"none": 0, "low": 1, "unknown": 2, "dangerous": 3}
@@ -737,8 +749,9 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
         if order[lvl] > order[level]:
             level = lvl
 
-    for name, lvl, pat in rules.danger:  # in policy order
-        if pat.search(blob) is not None:
+    hit = [t for t in texts if t and rules.danger_any is not None and rules.danger_any.search(t) is not None]
+    for name, lvl, pat in rules.danger if hit else ():  # in policy order
+        if any(pat.search(t) is not None for t in hit):
             flag(name, lvl)
     if kind == "path" and prompt.kind != "trust_dialog":
         where, shown = _place(subject, screen.cwd or _header_cwd(view, agent, screen))
