@@ -152,3 +152,81 @@ def test_the_process_tree_names_an_agent_run_by_an_interpreter(quill: Policy, tm
     assert agent_of_process_tree(proc.pid, quill) == "unknown"  # gone: nothing to read, no error
     assert agent_of_pane(_Pane("bash", title="quill: editing"), quill) == "quill"  # by its title
     assert agent_of_pane(_Pane("bash"), quill) == "shell"
+
+
+# A second made-up agent, "loom", whose dialog grammar is nothing the baseline knows: a button row
+# with no highlight glyph (its first button is the selected one, drawn only in colour), a hint line
+# of its own, the command named after "loom wants to run:", and a busy line of its own. All of it
+# is policy data, added to the baseline's lists (patterns are merged, the baseline's stay).
+LOOM_POLICY = """\
+name: with-loom
+agents:
+  loom:
+    commands: [loom]
+    markers: ['^loom ·', '\\bloom wants to\\b']
+    input_lines: ['^loom> ']
+    subject_patterns:
+      - {kind: command, pattern: '^loom wants to run: (?P<subject>.+)$'}
+      - {kind: path, pattern: '^loom wants to write (?P<subject>\\S+)$'}
+    first_option_selected: true
+    exit_keys: [C-d]
+classifier:
+  dialog_hints: ['^⏎ choose · ⎋ refuse$']
+  busy_markers: ['^loom is weaving \\d+s$']
+"""
+
+
+def loom_dialog(subject_line: str) -> str:
+    return f"""\
+loom · 1.0 · ~/proj
+
+loom> make the tests pass
+
+  {subject_line}
+
+  Go ahead?
+
+  Allow   Allow for this session   Deny
+
+⏎ choose · ⎋ refuse
+"""
+
+
+@pytest.fixture()
+def loom(tmp_path: Path) -> Policy:
+    path = tmp_path / "loom.yaml"
+    path.write_text(LOOM_POLICY, encoding="utf-8")
+    return load_policy(path)
+
+
+def test_a_made_up_dialog_grammar_is_a_policy_change_only(loom: Policy) -> None:
+    """Button row, hint line, subject line and busy line all from the policy file: a benign command
+    approved with the one key known to pick the selected button (Enter), never the persistent
+    button; a dangerous command, a write outside the project and a dialog naming no subject are
+    escalated; the same screens under the plain baseline get no key at all."""
+    obs = classify(Screen(text=loom_dialog("loom wants to run: npm test"), current_command="loom"), loom)
+    assert (obs.agent, obs.state) == ("loom", "asking")
+    prompt = obs.prompt
+    assert prompt is not None and [o.label for o in prompt.options] == ["Allow", "Allow for this session", "Deny"]
+    assert [o.approves for o in prompt.options] == [True, True, False] and prompt.options[1].persistent
+    assert (prompt.risk.level, prompt.risk.subject, prompt.risk.subject_kind) == ("none", "npm test", "command")
+    dec = decide(obs, fresh(), loom)
+    assert (dec.kind, dec.keys, dec.approves) == ("answer", ["Enter"], True)
+
+    for line, why in [("loom wants to run: git push --force origin main", "git-push-force"),
+                      ("loom wants to write ~/.bashrc", "~/.bashrc"),
+                      ("loom would like to do something", "")]:
+        obs = classify(Screen(text=loom_dialog(line), current_command="loom"), loom)
+        assert obs.state == "asking" and obs.prompt is not None, line
+        dec = decide(obs, fresh(), loom)
+        assert (dec.kind, dec.keys) == ("escalate", []) and why in dec.reason, (line, dec.reason)
+    assert obs.prompt.risk.level == "unknown"  # the last: no subject named, so nothing to approve
+
+    busy = classify(Screen(text="loom · 1.0 · ~/proj\n\nloom> make the tests pass\n\nloom is weaving 12s\n",
+                           current_command="loom"), loom)
+    assert (busy.agent, busy.state) == ("loom", "busy")
+    assert exit_keys("loom", loom) == ["C-d"]
+
+    base = baseline_policy()
+    plain = classify(Screen(text=loom_dialog("loom wants to run: npm test"), current_command="loom"), base)
+    assert plain.agent == "unknown" and decide(plain, fresh(), base).keys == []

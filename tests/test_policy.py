@@ -149,3 +149,43 @@ def test_moved_knobs_say_where_they_went() -> None:
         parse_policy("exit_commands:\n  claude: ['/exit']\n", "p.yaml")
     with pytest.raises(PolicyError, match="agent_markers moved to agents.<name>.markers"):
         parse_policy("classifier:\n  agent_markers:\n    claude: ['x']\n", "p.yaml")
+
+
+FIVE_LINE_POLICY = """\
+name: mine
+answers:
+  rules:
+    - name: approve-all
+      then: approve
+"""
+
+
+def test_a_five_line_policy_file_escalates_every_captured_force_push(tmp_path: Path) -> None:
+    """The 5-line policy as a file, through `supervisor classify --policy`, on the real dialogs of
+    every agent CLI the team captured asking to run `git push --force`: never a key, always a
+    human; the same file approves the captured `pytest` dialogs (its one rule does act)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from supervisor.cli import main
+
+    path = tmp_path / "mine.yaml"
+    path.write_text(FIVE_LINE_POLICY, encoding="utf-8")
+    captures = Path(__file__).resolve().parents[1] / "suites" / "captures"
+
+    def run(pattern: str) -> list[dict]:
+        files = sorted(str(p) for p in captures.glob(pattern) if "declined" not in p.name)
+        res = CliRunner().invoke(main, ["classify", "--policy", str(path), "--json", *files])
+        assert res.exit_code == 0, res.output
+        return [json.loads(line) for line in res.stdout.splitlines()]
+
+    pushes = [r for r in run("*/*git-push-force*.w*.txt") if r["state"] == "asking"]
+    agents = {Path(r["path"]).parent.name for r in pushes}  # the agent CLI each capture is of
+    assert {"claude", "codex", "gemini", "qwen", "opencode", "vibe", "aider"} <= agents
+    for r in pushes:
+        assert (r["decision"]["kind"], r["decision"]["keys"]) == ("escalate", []), r
+        assert r["prompt"]["risk"]["level"] in ("dangerous", "unknown"), r
+    tests = [r for r in run("*/*perm-*-pytest.w120.txt") if r["state"] == "asking"]
+    assert len(tests) >= 4
+    assert any(r["decision"]["kind"] == "answer" and r["decision"]["approves"] for r in tests)
