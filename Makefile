@@ -32,7 +32,7 @@ e2e: $(STAMP) tmux
 
 lint: $(STAMP)
 	$(BIN)/ruff check supervisor evals tests bench
-	$(BIN)/mypy supervisor/models.py supervisor/policy.py supervisor/agents.py supervisor/screen.py supervisor/classify.py \
+	$(BIN)/mypy supervisor/models.py supervisor/policy.py supervisor/agents.py supervisor/screen.py supervisor/classify.py supervisor/classify_acp.py \
 	  supervisor/decide.py supervisor/runstate.py supervisor/workflow/gate.py supervisor/workflow/checkpoint.py supervisor/judge/consult.py \
 	  evals/compare.py evals/scorers.py evals/safety.py evals/stats.py evals/gate.py evals/canary.py evals/registry.py \
 	  evals/replay.py supervisor/redact.py supervisor/journal.py supervisor/history.py

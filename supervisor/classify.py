@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from supervisor.models import (
+    ACP_SCREEN,
     AgentName,
     Blocker,
     BlockerKind,
@@ -720,18 +721,33 @@ def _header_cwd(view: _View, agent: str, screen: Screen) -> str:
 
 
 def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAssessment:
-    """The risk of approving ``found``'s prompt: every danger pattern over the whole dialog region;
-    a write judged by where its path lands; ``unknown`` when no subject could be identified (or a
-    write cannot be placed)."""
-    rules = view.rules
+    """The risk of approving ``found``'s prompt: its dialog region and subject, judged by :func:`_risk`."""
     prompt = found.prompt
     top, bottom = _dialog_region(view, found.first, found.last, messages_end=prompt.kind != "trust_dialog")
     kind, subject = _subject_of(view, agent, top, bottom)
+    cwd = screen.cwd or (_header_cwd(view, agent, screen) if kind in ("path", "command") else "")
+    return _risk(view.rules, kind, subject, view.lines[top:bottom + 1], prompt.question, cwd, prompt.kind)
+
+
+def assess_risk(policy: Policy, *, subject_kind: SubjectKind | None, subject: str, dialog: list[str],
+                question: str, cwd: str, prompt_kind: PromptKind) -> RiskAssessment:
+    """The risk of approving a prompt, for a surface that hands over its parts already separated (an
+    ACP permission request): the same judgment a screen's dialog gets. ``dialog`` is every line the
+    request shows (danger patterns are matched against each, and each run of non-blank lines joined);
+    ``subject`` the command, path or URL it would act on (``subject_kind`` None: none identified, risk
+    ``unknown``); ``cwd`` the directory a written path is placed against."""
+    return _risk(compiled_rules(policy), subject_kind, subject, dialog, question, cwd, prompt_kind)
+
+
+def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str], question: str, cwd: str,
+          prompt_kind: PromptKind) -> RiskAssessment:
+    """Every danger pattern over the dialog's lines; a write judged by where its path lands; ``unknown``
+    when no subject could be identified (or a write cannot be placed)."""
     # Every line of the region, and each of its paragraphs as one line (a command wrapped over
     # several rows), the question and the subject: each searched alone, so repeated lines cost nothing.
-    texts: list[str] = [prompt.question, subject]
+    texts: list[str] = [question, subject]
     paragraph: list[str] = []
-    for ln in view.lines[top:bottom + 1] + [""]:
+    for ln in lines + [""]:
         if ln and not _is_rule(ln):
             texts.append(ln)
             paragraph.append(ln)
@@ -753,8 +769,8 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
     for name, lvl, pat in rules.danger if hit else ():  # in policy order
         if any(pat.search(t) is not None for t in hit):
             flag(name, lvl)
-    if kind == "path" and prompt.kind != "trust_dialog":
-        where, shown = _place(subject, screen.cwd or _header_cwd(view, agent, screen))
+    if kind == "path" and prompt_kind != "trust_dialog":
+        where, shown = _place(subject, cwd)
         for name, lvl, pat in rules.write_paths:
             if pat.search(shown) is not None or pat.search(subject) is not None:
                 flag(name, lvl)
@@ -769,7 +785,7 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
         for target in _REDIRECT.findall(subject):
             if target in _HARMLESS_TARGETS:
                 continue
-            shown = _place(target, screen.cwd or _header_cwd(view, agent, screen))[1]
+            shown = _place(target, cwd)[1]
             for name, lvl, pat in rules.write_paths:
                 if (pat.search(shown) is not None or pat.search(target) is not None) and name not in matched:
                     flag(name, lvl)
@@ -1308,6 +1324,10 @@ def _blocker(view: _View, rules: _Rules, floor: int) -> tuple[Blocker, str] | No
 
 def classify(screen: Screen, policy: Policy) -> Observation:
     """Classify one screen. Pure: the same screen and policy give the same observation."""
+    if screen.current_command == ACP_SCREEN:  # an ACP message, not a terminal
+        from supervisor.classify_acp import classify_acp
+
+        return classify_acp(screen, policy)
     rules = compiled_rules(policy)
     text = screen.text
     shash = screen.screen_hash

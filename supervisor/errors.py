@@ -90,6 +90,16 @@ class PaneGone(SurfaceError):
     """The pane (or its tmux server) no longer exists."""
 
 
+class AgentProtocolError(SurfaceError):
+    """An ACP agent answered a request with an error, or its connection closed: ``code`` is the
+    JSON-RPC error code it answered (None when the connection itself failed)."""
+
+    def __init__(self, message: str, fix: str | None = None, *, code: int | None = None,
+                 subcommand: str | None = None) -> None:
+        super().__init__(message, fix, subcommand=subcommand)
+        self.code = code
+
+
 class WarehouseError(SupervisorError):
     """The warehouse cannot be opened or queried."""
 

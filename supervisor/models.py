@@ -134,6 +134,13 @@ class Screen(_Model):
         return screen_hash(text, self.title, self.dead)
 
 
+ACP_SCREEN = "\x1facp"
+"""``Screen.current_command`` of a screen an ACP surface built from one protocol message (its text is
+the message as JSON; see :mod:`supervisor.classify_acp`): ``classify`` reads such screens as messages.
+tmux never reports a command holding ``\x1f`` (the field separator of the supervisor's pane format),
+so no pane can pass for one."""
+
+
 def screen_hash(text: str, title: str = "", dead: bool = False) -> str:
     h = hashlib.sha256()
     h.update(text.encode("utf-8", "surrogatepass"))

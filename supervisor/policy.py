@@ -90,6 +90,38 @@ class SubjectPattern(_P):
         return v
 
 
+AcpSource = Literal["raw_input", "title", "locations", "diff"]
+"""Where in an ACP tool call a subject is read (see :class:`AcpSubject`)."""
+
+
+class AcpSubject(_P):
+    """Where an ACP permission request (``session/request_permission``) names what approving it would
+    act on, in the tool call's structured data. A request whose subject none of them finds has risk
+    ``unknown`` and is never approved, as on a screen."""
+
+    kind: SubjectKind
+    """What the subject is: a command, a file path, or a URL."""
+    tool_kinds: list[str] | None = None
+    """The ACP tool kinds (``execute``, ``edit``, ``delete``, ``move``, ``read``, ``fetch``...) it applies
+    to; None: any."""
+    source: AcpSource
+    """``raw_input``: the first of ``fields`` present in the tool call's raw input (a string, or a list
+    of words joined as a shell command); ``title``: the tool call's title (the ``subject`` group of
+    ``pattern`` when given, else the whole title); ``locations``: every location's path; ``diff``:
+    every diff's path. Paths are each judged by where they land; the riskiest one counts."""
+    fields: list[str] = Field(default_factory=list)
+    """For ``raw_input``: the keys to read, in order."""
+    pattern: str | None = None
+    """For ``title``: a regex the title must match (its ``subject`` group, if any, is the subject)."""
+
+    @field_validator("pattern")
+    @classmethod
+    def _valid(cls, v: str | None) -> str | None:
+        if v is not None:
+            _check_regexes([v])
+        return v
+
+
 class ClassifierRules(_P):
     """What the classifier looks for. Patterns are case-insensitive regular expressions matched
     within one line (``^``/``$`` are the line's ends); ones that start with a literal word run
@@ -155,6 +187,9 @@ class ClassifierRules(_P):
     """Regexes with a ``cwd`` group for an agent's header or footer that shows its working directory:
     used to place a write when the pane's directory is not known."""
     """Regexes over the pane title that mean the agent works (a spinner glyph the agent animates there)."""
+    acp_subjects: list[AcpSubject] = Field(default_factory=list)
+    """Where ACP permission requests name what they would approve, tried in order (each agent's own
+    ``acp_subjects`` first): the same role ``subject_patterns`` play for screens."""
     blocker_lines: int = Field(12, ge=1, le=200)
     """How many non-blank lines from the bottom a blocker message must be within to count as live."""
 
@@ -213,6 +248,9 @@ class AgentProfile(_P):
     """Where its dialogs name what they would approve (tried before ``classifier.subject_patterns``)."""
     cwd_patterns: list[str] = Field(default_factory=list)
     """Regexes with a ``cwd`` group for where it shows its working directory (a header or footer)."""
+    acp_subjects: list[AcpSubject] = Field(default_factory=list)
+    """Where its ACP permission requests name their subject (tried before ``classifier.acp_subjects``):
+    Gemini CLI puts the shell command only in the tool call's title."""
     first_option_selected: bool = False
     """Its menus and button rows open with the first option selected and draw the selection only in
     colour: with no highlight on the screen, the first option is taken as the selected one."""

@@ -86,8 +86,9 @@ def main(ctx: click.Context, home: Path | None, warehouse: Path | None, socket_n
 
 
 def _register() -> None:
-    """Every command module exposes ``COMMANDS``; runs_workflow_cmds adds its commands to ``runs``."""
+    """Every command module exposes ``COMMANDS``; runs_workflow_cmds and acp_cmds add theirs to ``runs``."""
     from supervisor.cli import (
+        acp_cmds,
         classify_cmds,
         eval_cmds,
         live_cmds,
@@ -99,8 +100,8 @@ def _register() -> None:
         warehouse_cmds,
     )
 
-    for mod in (live_cmds, classify_cmds, runs_cmds, runs_workflow_cmds, spec_cmds, skill_cmds, eval_cmds,
-                warehouse_cmds, report_cmds):
+    for mod in (live_cmds, classify_cmds, runs_cmds, runs_workflow_cmds, acp_cmds, spec_cmds, skill_cmds,
+                eval_cmds, warehouse_cmds, report_cmds):
         for cmd in mod.COMMANDS:
             main.add_command(cmd)
 

@@ -204,18 +204,26 @@ def _supervise(sup: Supervisor, *, duration: float | None = None) -> bool:
 @click.option("--height", type=click.IntRange(5, 500), default=40, show_default=True)
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Hold the run to this approved workflow spec (a draft is refused).")
+@click.option("--acp", is_flag=True,
+              help="COMMAND speaks the Agent Client Protocol (e.g. `gemini --acp`): run it as a subprocess "
+                   "and supervise its permission requests as structured data instead of a tmux screen.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_context
 def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
             task: str | None, turns: int | None, session: str | None, exit_on_finish: bool, detach: bool,
-            width: int, height: int, spec_path: Path | None, command: tuple[str, ...]) -> None:
+            width: int, height: int, spec_path: Path | None, acp: bool, command: tuple[str, ...]) -> None:
     """Start COMMAND in a new tmux session and supervise every turn until the agent exits (or
     the run is stopped). With --task, type the task once the agent is ready and end the run when
     it is finished; `supervisor runs task RUN_ID TEXT` hands a running agent its next task.
 
+    With --acp, COMMAND is an ACP agent started as a subprocess in this directory (no tmux): a
+    task is sent as a prompt, its permission requests go through the same policy, and one that is
+    escalated waits for `supervisor runs answer RUN_ID OPTION`.
+
     Exit code: 0 finished (or the agent exited cleanly), 5 ended paused on an escalation, 6 the
     agent exited before its task was done or failed, 3 tmux went away, 130 interrupted.
     Example: supervisor run --task "fix the failing test" -- claude
+    Example: supervisor run --acp --task "fix the failing test" -- gemini --acp
     """
     settings = settings_from(ctx).ensure()
     if command and command[0] == "--":
@@ -225,9 +233,21 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
     if spec_path is not None and (task or turns):
         raise UsageError("--spec decides when the run is done; --task and --turns do not go with it",
                          "drop --task/--turns, or run without --spec")
+    if acp:
+        tmux_only = [f"--{name.replace('_', '-')}" for name in ("session", "detach", "width", "height", "poll",
+                                                              "exit_on_finish")
+                     if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+        if tmux_only:
+            raise UsageError(f"{', '.join(tmux_only)} {'does' if len(tmux_only) == 1 else 'do'} not go with --acp "
+                             "(an ACP agent runs as the supervisor's subprocess, not in tmux, and ends with the run)",
+                             "drop them, or run without --acp")
     task = read_task(task)
     config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish, command=list(command),
                      task=task, turns=turns)
+    if acp:
+        from supervisor.cli.acp_cmds import run_acp
+
+        ctx.exit(run_acp(settings, config, list(command), _printer, spec_path=spec_path))
     from supervisor.workflow.live import load_runnable_spec, make_supervisor
 
     if spec_path is not None:

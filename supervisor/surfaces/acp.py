@@ -1,0 +1,219 @@
+"""The ACP surface: an agent that speaks the Agent Client Protocol (JSON-RPC over stdio), started
+as the supervisor's own subprocess.
+
+Where the tmux surface reads a screen and types keys, this one talks to the agent in structured
+messages: it starts the agent, initializes the connection, opens a session in the working
+directory, sends prompts, and passes everything the agent sends on to a handler as plain
+JSON-able dicts in ACP's own camelCase (never SDK models): each ``session/update``, and each
+``session/request_permission``, which the handler answers with one of the offered option ids (or
+None: cancelled). The runner (:mod:`supervisor.acp_runner`) decides; this module only carries.
+
+Only this module imports the ``acp`` package (the ``agent-client-protocol`` distribution).
+
+The supervisor offers the agent no file system and no terminal of its own: the agent reads,
+writes and runs commands itself and asks permission for what its settings say to ask, exactly as
+on a screen. The agent's stderr goes to a log file (its tail says why an agent died). The agent
+and everything it started are ended with the run: an agent over stdio has nobody else to talk to
+(Gemini CLI re-runs itself as a child process, which would otherwise outlive it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    Implementation,
+    RequestPermissionResponse,
+)
+from pydantic import BaseModel
+
+from supervisor import __version__
+from supervisor.errors import AgentProtocolError, SurfaceError
+
+log = logging.getLogger(__name__)
+
+UpdateHandler = Callable[[dict[str, Any]], Awaitable[None]]
+PermissionHandler = Callable[[dict[str, Any]], Awaitable[str | None]]
+
+STDERR_TAIL_BYTES = 8192
+"""How much of the end of the agent's stderr is read when it exits."""
+SHUTDOWN_S = 2.0
+"""How long the agent has to exit once its stdin is closed (then SIGTERM, then SIGKILL)."""
+
+
+def _plain(value: Any) -> Any:
+    """An SDK model (or a list of them) as JSON-able data with ACP's field names."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+class _Client:
+    """The client side of the connection: what the agent may ask of the supervisor."""
+
+    def __init__(self, on_update: UpdateHandler, on_permission: PermissionHandler) -> None:
+        self._on_update = on_update
+        self._on_permission = on_permission
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        await self._on_update({"sessionId": session_id} | _plain(update))
+
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any,
+                                 **kwargs: Any) -> RequestPermissionResponse:
+        chosen = await self._on_permission({"sessionId": session_id, "toolCall": _plain(tool_call),
+                                            "options": _plain(options)})
+        if chosen is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(option_id=chosen, outcome="selected"))
+
+    def on_connect(self, conn: Any) -> None:
+        """Nothing to do: the connection is used through :class:`AcpAgent`."""
+
+
+def protocol_error(exc: BaseException, what: str) -> AgentProtocolError:
+    """An SDK or connection failure as the supervisor's error (JSON-RPC code kept)."""
+    if isinstance(exc, RequestError):
+        data = exc.data
+        detail = ""
+        if isinstance(data, dict):
+            detail = str(data.get("details") or data.get("message") or "")
+        elif data is not None:
+            detail = str(data)
+        msg = f"{what}: the agent answered error {exc.code}: {exc}" + (f" ({detail})" if detail else "")
+        return AgentProtocolError(msg, code=exc.code, subcommand=what)
+    if isinstance(exc, ConnectionError):
+        return AgentProtocolError(f"{what}: the connection to the agent closed", subcommand=what)
+    return AgentProtocolError(f"{what}: {type(exc).__name__}: {exc}", subcommand=what)
+
+
+class AcpAgent:
+    """One ACP agent subprocess and the connection to it (use ``async with``)."""
+
+    def __init__(self, argv: list[str], *, cwd: str, stderr_path: Path, on_update: UpdateHandler,
+                 on_permission: PermissionHandler, env: dict[str, str] | None = None) -> None:
+        if not argv:
+            raise SurfaceError("no agent command given", "put it after --, e.g. `supervisor run --acp -- gemini --acp`")
+        self.argv = list(argv)
+        self.cwd = cwd
+        self.env = dict(os.environ if env is None else env)
+        self.stderr_path = stderr_path
+        self._client = _Client(on_update, on_permission)
+        self._stack = contextlib.AsyncExitStack()
+        self._conn: Any = None
+        self._proc: Any = None
+        self._stderr: Any = None
+        self.session_id: str | None = None
+        self.info: dict[str, Any] = {}
+        """What ``initialize`` said: protocolVersion, agentInfo, authMethods, agentCapabilities."""
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        """The agent's exit status once it has exited (None while it runs)."""
+        return self._proc.returncode if self._proc is not None else None
+
+    async def __aenter__(self) -> AcpAgent:
+        self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        self._stderr = open(self.stderr_path, "ab")  # noqa: SIM115 - closed in close()
+        try:
+            self._conn, self._proc = await self._stack.enter_async_context(spawn_agent_process(
+                self._client, self.argv[0], *self.argv[1:], env=self.env, cwd=self.cwd,
+                transport_kwargs={"stderr": self._stderr.fileno(), "limit": DEFAULT_STDIO_BUFFER_LIMIT_BYTES,
+                                  "shutdown_timeout": SHUTDOWN_S}))
+        except OSError as exc:
+            self._stderr.close()
+            raise SurfaceError(f"cannot start the agent {self.argv[0]!r}: {exc.strerror or exc}",
+                               "check the command after -- (is it installed and on PATH?)",
+                               subcommand="spawn") from exc
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def initialize(self) -> dict[str, Any]:
+        try:
+            resp = await self._conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False),
+                client_info=Implementation(name="paneward", title="paneward supervisor", version=__version__))
+        except Exception as exc:  # noqa: BLE001 - any failure is the agent's, reported as one line
+            raise protocol_error(exc, "initialize") from exc
+        self.info = _plain(resp)
+        return self.info
+
+    async def new_session(self) -> str:
+        try:
+            resp = await self._conn.new_session(cwd=self.cwd, mcp_servers=[])
+        except Exception as exc:  # noqa: BLE001
+            raise protocol_error(exc, "session/new") from exc
+        self.session_id = resp.session_id
+        return resp.session_id
+
+    async def prompt(self, text: str) -> str:
+        """Send one prompt; returns the turn's stop reason once the agent ends the turn."""
+        try:
+            resp = await self._conn.prompt(session_id=self.session_id, prompt=[text_block(text)])
+        except Exception as exc:  # noqa: BLE001
+            raise protocol_error(exc, "session/prompt") from exc
+        return str(resp.stop_reason)
+
+    async def cancel(self) -> None:
+        """Ask the agent to stop the turn in progress (it answers its prompt with ``cancelled``)."""
+        if self._conn is None or self.session_id is None:
+            return
+        with contextlib.suppress(Exception):
+            await self._conn.cancel(session_id=self.session_id)
+
+    async def wait_exit(self) -> int | None:
+        """Wait until the agent process exits; its exit status."""
+        return await self._proc.wait() if self._proc is not None else None
+
+    def stderr_tail(self) -> str:
+        try:
+            with open(self.stderr_path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                fh.seek(max(0, size - STDERR_TAIL_BYTES))
+                return fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    async def close(self) -> None:
+        """Close the connection and end the agent and every process it started."""
+        tree: list[psutil.Process] = []
+        if self._proc is not None and self._proc.returncode is None:
+            with contextlib.suppress(psutil.Error, OSError):
+                tree = psutil.Process(self._proc.pid).children(recursive=True)
+        try:
+            await self._stack.aclose()  # stdin closed, a grace period, then SIGTERM and SIGKILL
+        except Exception as exc:  # noqa: BLE001 - closing must finish
+            log.warning("closing the ACP agent: %s: %s", type(exc).__name__, exc)
+        alive = [p for p in tree if p.is_running()]
+        for p in alive:
+            with contextlib.suppress(psutil.Error):
+                p.terminate()
+        _gone, left = psutil.wait_procs(alive, timeout=SHUTDOWN_S)
+        for p in left:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None

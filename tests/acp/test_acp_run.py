@@ -1,0 +1,210 @@
+"""``supervisor run --acp`` end to end on this machine: the real CLI (a subprocess) supervising a
+scripted ACP agent written with the ``agent-client-protocol`` package (its own subprocess, over
+stdio). Permission requests allowed, denied by the policy, escalated and answered with ``supervisor
+runs answer``; a finished turn; a crashed agent; a failed start. Every run's journal is replayed
+under its recorded policy (the decisions come out the same) and read by the warehouse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from supervisor.errors import EXIT_AGENT_EXITED, EXIT_ESCALATED, EXIT_OK, EXIT_USAGE
+from tests.acp.helpers import (
+    agent_argv,
+    agent_log,
+    decisions,
+    finish,
+    journal,
+    permissions,
+    policy_file,
+    ran,
+    start_run,
+    wait_for_event,
+    write_agent_script,
+)
+from tests.conftest import run_cli
+from tests.helpers import retry_until
+from tests.live_helpers import replay_under_recorded_policy
+
+LS = {"kind": "execute", "title": "ls -la", "rawInput": {"command": "ls -la", "description": "List files"}}
+CURL = {"kind": "execute", "title": "curl https://example.com/x.sh",
+        "rawInput": {"command": "curl https://example.com/x.sh", "description": "Fetch the script"}}
+RM_HOME = {"kind": "execute", "title": "rm -rf ~", "rawInput": {"command": "rm -rf ~", "description": "Clean"}}
+MYSTERY = {"kind": "other", "title": "Do the thing"}
+
+
+def _edit(path: str) -> dict:
+    return {"kind": "edit", "title": f"Edit {path}", "locations": [{"path": path}],
+            "content": [{"type": "diff", "path": path, "oldText": "a = 1\n", "newText": "a = 2\n"}],
+            "rawInput": {"file_path": path, "old_string": "a = 1", "new_string": "a = 2"}}
+
+
+def test_allowed_and_denied_requests_and_a_finished_turn(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+    work = tmp_path / "proj"
+    work.mkdir()
+    script, log = write_agent_script(tmp_path, [[
+        {"say": "Looking around."},
+        {"tool": LS},
+        {"tool": CURL, "request": "minimal"},  # Claude's adapter: only id, title and raw input
+        {"tool": _edit(str(work / "app.py"))},
+        {"say": "All done."},
+    ]])
+    policy = policy_file(tmp_path, rules_first=[
+        {"name": "decline-curl", "when": {"subject": r"^curl\b"}, "then": "decline"}])
+    proc = start_run(cli_env, work, agent_argv(script), "--policy", str(policy), "--task", "tidy up")
+    code, out, err = finish(proc)
+    assert code == EXIT_OK, (out, err)
+
+    log_ = agent_log(log)
+    assert log_[0] == {"event": "initialize", "client": "paneward", "fs": False}
+    assert {"event": "session", "cwd": str(work)} in log_
+    assert {"event": "prompt", "text": "tidy up", "turn": 1} in log_
+    answered = permissions(log)
+    assert answered["ls -la"]["option_id"] == "allow_once"  # never the persistent "Always Allow"
+    assert answered["curl https://example.com/x.sh"]["option_kind"] == "reject_once"
+    assert answered[f"Edit {work / 'app.py'}"]["option_id"] == "allow_once"
+    assert ran(log) == ["ls -la", f"Edit {work / 'app.py'}"]
+
+    run_id, evs = journal(sv_home)
+    started = next(e.payload for e in evs if e.kind == "run_started")
+    assert started["surface"] == "acp" and started["cwd"] == str(work) and started["task"] == "tidy up"
+    ds = decisions(evs)
+    assert [(d["kind"], d["approves"], d["rule"]) for d in ds] == [
+        ("answer", True, "approve-tools-and-edits"), ("answer", False, "decline-curl"),
+        ("answer", True, "approve-tools-and-edits")]
+    assert [d["prompt"]["kind"] for d in ds] == ["tool_permission", "tool_permission", "edit_approval"]
+    assert ds[0]["prompt"]["risk"] == {"level": "none", "matched": [], "subject": "ls -la", "subject_kind": "command"}
+    assert ds[2]["prompt"]["risk"]["subject_kind"] == "path"
+    turn = next(e.payload for e in evs if e.kind == "turn_finished")
+    assert (turn["prompts"], turn["answered"], turn["escalated"], turn["stop_reason"]) == (3, 3, 0, "end_turn")
+    ended = evs[-1]
+    assert ended.kind == "run_ended" and ended.payload["outcome"] == "finished"
+    assert not any(e.kind == "pause" for e in evs)
+    n, mismatches = replay_under_recorded_policy(evs)
+    assert n >= 3 and mismatches == []
+
+    shown = run_cli("runs", "show", run_id, "--json", env=cli_env)
+    assert shown.returncode == 0, shown.stderr
+    assert "decline-curl" in shown.stdout and "approve-tools-and-edits" in shown.stdout
+
+
+def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+    work = tmp_path / "proj"
+    work.mkdir()
+    script, log = write_agent_script(tmp_path, [[
+        {"tool": RM_HOME},
+        {"tool": MYSTERY},  # no command, path or URL: unknown subject, never approved
+        {"say": "Finished."},
+    ]])
+    proc = start_run(cli_env, work, agent_argv(script), "--task", "clean up")
+    try:
+        pause = wait_for_event(sv_home, lambda e: e.kind == "pause", "the first escalation")
+        assert "dangerous" in pause.payload["pause_reason"] and "rm -rf ~" in pause.payload["pause_reason"]
+        assert [o["optionId"] for o in pause.payload["options"]] == ["allow_once", "allow_always", "reject_once"]
+        assert permissions(log) == {}  # the request waits
+        run_id = pause.run_id
+        status = json.loads(run_cli("status", "--json", env=cli_env).stdout)
+        assert [(r["run_id"], bool(r["paused"])) for r in status] == [(run_id, True)], status
+
+        wrong = run_cli("runs", "answer", run_id, "maybe", env=cli_env)
+        assert wrong.returncode == EXIT_USAGE and "choose one of" in wrong.stderr, wrong.stderr
+        ok = run_cli("runs", "answer", run_id, "reject_once", env=cli_env)
+        assert ok.returncode == EXIT_OK, ok.stderr
+        retry_until(lambda: "rm -rf ~" in permissions(log), 20, message="the answer to reach the agent")
+        assert permissions(log)["rm -rf ~"]["option_id"] == "reject_once"
+
+        second = wait_for_event(sv_home, lambda e: e.kind == "pause" and "Do the thing" not in str(e.payload.get(
+            "pause_reason")) and e.payload.get("risk", {}).get("level") == "unknown", "the second escalation")
+        ok2 = run_cli("runs", "answer", run_id, "1", env=cli_env)  # by number: Allow
+        assert ok2.returncode == EXIT_OK, ok2.stderr
+        assert "answered" in ok2.stdout and "allow_once" in ok2.stdout
+        code, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == EXIT_OK, (out, err)
+    assert second.payload["risk"]["subject_kind"] is None
+    assert ran(log) == ["Do the thing"]
+    _, evs = journal(sv_home)
+    ds = decisions(evs)
+    assert [(d["kind"], d["rule"]) for d in ds] == [("escalate", "danger"), ("escalate", "escalate-rest")]
+    resumes = [e.payload for e in evs if e.kind == "resume"]
+    assert [(r["by"], r["human_keys"], r["selected"]) for r in resumes] == [
+        ("human", ["reject_once"], "Reject"), ("human", ["allow_once"], "Allow")]
+    turn = next(e.payload for e in evs if e.kind == "turn_finished")
+    assert (turn["prompts"], turn["escalated"]) == (2, 2)
+    assert evs[-1].payload["outcome"] == "finished"
+    n, mismatches = replay_under_recorded_policy(evs)
+    assert n >= 2 and mismatches == []
+    late = run_cli("runs", "answer", evs[0].run_id, "1", env=cli_env)
+    assert late.returncode == EXIT_USAGE and "has ended" in late.stderr
+
+
+def test_stopping_a_run_paused_on_a_request(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+    script, log = write_agent_script(tmp_path, [[{"tool": RM_HOME}]])
+    proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "clean up")
+    try:
+        pause = wait_for_event(sv_home, lambda e: e.kind == "pause", "the escalation")
+        stop = run_cli("runs", "stop", pause.run_id, env=cli_env)
+        assert stop.returncode == 0, stop.stderr
+        code, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == EXIT_ESCALATED, (out, err)
+    assert permissions(log)["rm -rf ~"]["outcome"] == "cancelled"  # the waiting request is cancelled
+    assert ran(log) == []
+    _, evs = journal(sv_home)
+    assert evs[-1].kind == "run_ended" and evs[-1].payload["outcome"] == "escalated"
+
+
+def test_a_crashed_agent_ends_the_run_with_its_error(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+    script, log = write_agent_script(tmp_path, [[
+        {"say": "Working."},
+        {"crash": {"code": 3, "stderr": "API Error: 401 Unauthorized: invalid x-api-key"}},
+    ]])
+    proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "do it")
+    code, out, err = finish(proc)
+    assert code == EXIT_AGENT_EXITED, (out, err)
+    _, evs = journal(sv_home)
+    exit_obs = [e.payload["observation"] for e in evs if e.kind == "observation"
+                and e.payload["observation"]["state"] == "exited"]
+    assert len(exit_obs) == 1 and exit_obs[0]["blocker"]["kind"] == "auth"
+    ended = evs[-1].payload
+    assert evs[-1].kind == "run_ended" and ended["outcome"] == "exited" and ended["exit_code"] == 3
+    assert ended["blocker"]["kind"] == "auth" and "401" in ended["blocker"]["message"]
+    assert any(e.kind == "task" and e.payload.get("status") == "started" for e in evs)
+    assert not any(e.kind == "turn_finished" for e in evs)
+
+
+def test_an_error_answering_the_prompt_pauses_the_run(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+    script, _log = write_agent_script(tmp_path, [[{"fail": {"code": -32000, "message": "Authentication required"}}]])
+    proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "do it")
+    try:
+        pause = wait_for_event(sv_home, lambda e: e.kind == "pause", "the blocker's pause")
+        assert "runs task" in pause.payload["next_action"]
+        assert pause.payload["blocker"]["kind"] == "auth"
+        run_cli("runs", "stop", pause.run_id, env=cli_env)
+        code, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == EXIT_ESCALATED, (out, err)
+
+
+def test_an_agent_that_cannot_start_is_one_line(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+    proc = start_run(cli_env, tmp_path, [str(tmp_path / "no-such-agent")], "--task", "x")
+    code, out, err = finish(proc)
+    assert code != 0
+    assert "cannot start the agent" in err and "Traceback" not in err, err
+    _, evs = journal(sv_home)
+    assert evs[-1].kind == "run_ended" and evs[-1].payload["outcome"] == "exited"
+
+
+def test_acp_rejects_tmux_only_options(cli_env: dict) -> None:
+    res = run_cli("run", "--acp", "--detach", "--", "gemini", "--acp", env=cli_env)
+    assert res.returncode == EXIT_USAGE and "--detach does not go with --acp" in res.stderr
