@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
 
-from supervisor.cli import main
+from supervisor.cli import COMMANDS, main
 from supervisor.journal import Journal
 from tests.conftest import run_cli
+
+
+def _sub(group: click.Group, name: str) -> click.Command:
+    """The subcommand NAME of GROUP, loaded the way the CLI loads it (the root loads lazily)."""
+    cmd = group.get_command(click.Context(group), name)
+    assert cmd is not None, name
+    return cmd
 
 
 def _walk(cmd: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     out = [path]
     if isinstance(cmd, click.Group):
-        for name, sub in sorted(cmd.commands.items()):
-            out.extend(_walk(sub, (*path, name)))
+        for name in sorted(cmd.list_commands(click.Context(cmd))):
+            out.extend(_walk(_sub(cmd, name), (*path, name)))
     return out
 
 
@@ -41,8 +50,35 @@ def test_every_command_has_help(path: tuple[str, ...]) -> None:
     cmd: click.Command = main
     for name in path:
         assert isinstance(cmd, click.Group)
-        cmd = cmd.commands[name]
+        cmd = _sub(cmd, name)
     assert (cmd.help or "").strip(), f"`supervisor {' '.join(path)}` has no help text"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_root_help_summary_is_the_commands_own(name: str) -> None:
+    """`supervisor --help` lists each command from COMMANDS without importing it: the stored summary
+    must be the one the command's own help gives."""
+    assert _sub(main, name).get_short_help_str(10_000) == COMMANDS[name][2]
+
+
+HEAVY = ("polars", "duckdb", "pyarrow", "matplotlib", "anthropic", "libtmux", "supervisor.runner",
+         "supervisor.classify", "supervisor.warehouse", "supervisor.models")
+
+
+def test_help_imports_no_heavy_module() -> None:
+    """Every command's --help starts without polars, DuckDB, the runner or the classifier (what made
+    `supervisor --help` take 0.87 s); measured by bench/cli_start.py. A fresh interpreter, since
+    this one has imported them all already."""
+    script = (
+        "import sys\n"
+        "from supervisor.cli import main\n"
+        f"for path in {[[], *[[n] for n in sorted(COMMANDS)]]!r}:\n"
+        "    main.main([*path, '--help'], standalone_mode=False)\n"
+        f"print('LOADED', [m for m in {HEAVY!r} if m in sys.modules])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "LOADED []", proc.stdout[-500:]
 
 
 @pytest.mark.parametrize("args, code, fragment", [

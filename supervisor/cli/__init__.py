@@ -1,12 +1,15 @@
 """The ``supervisor`` command line: a thin skin over the library.
 
-Each command group lives in its own module and registers itself on :data:`main`.
-Errors from the library (:class:`supervisor.errors.SupervisorError`) print as one line
+Each command group lives in its own module, imported only when that command runs (or its help is
+shown): the table :data:`COMMANDS` names where each lives and its one-line summary, so
+``supervisor --help`` and ``supervisor runs --help`` start without importing polars, DuckDB or the
+runner (``bench/cli_start.py`` measures it; the target is 0.3 s). Errors from the library (:class:`supervisor.errors.SupervisorError`) print as one line
 with the fix and exit with the documented code; see ``supervisor.errors``.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -26,8 +29,69 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+# name -> (module, attribute, the command's one-line summary for `supervisor --help`).
+# tests/test_cli.py checks each summary against the command's own help.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("supervisor.cli.live_cmds", "run_cmd",
+            "Start COMMAND in a new tmux session and supervise every turn until the agent exits (or the run "
+            "is stopped)."),
+    "attach": ("supervisor.cli.live_cmds", "attach_cmd",
+               "Supervise panes that already run an agent (tmux pane ids like %3, or session:window.pane)."),
+    "watch": ("supervisor.cli.live_cmds", "watch_cmd",
+              "Supervise every pane on the tmux server whose process is a known agent (or just PANES), picking "
+              "up new agent panes as they appear; never this supervisor's own pane, and plain shells only with "
+              "--include-shells."),
+    "status": ("supervisor.cli.live_cmds", "status_cmd",
+               "Live runs from their journals: pane, agent, state, paused, why, and the next action."),
+    "classify": ("supervisor.cli.classify_cmds", "classify_cmd",
+                 "Classify screen captures (PATH: .txt files, plain or with ANSI, or folders walked recursively "
+                 "in sorted order) and show what the policy would do on each."),
+    "runs": ("supervisor.cli.runs_cmds", "runs", "List supervised runs, newest first."),
+    "spec": ("supervisor.cli.spec_cmds", "spec",
+             "Workflow specs: the plan a supervised run is held to (steps, verifiers, acceptance)."),
+    "skill": ("supervisor.cli.skill_cmds", "skill",
+              "Agent instructions (the checkpoint protocol) for Claude Code and Codex."),
+    "eval": ("supervisor.cli.eval_cmds", "eval_group",
+             "Golden suites, synthetic variants, replay and blind A/B compare of policies."),
+    "warehouse": ("supervisor.cli.warehouse_cmds", "warehouse",
+                  "The DuckDB warehouse that ingests every run's journal."),
+    "report": ("supervisor.cli.report_cmds", "report",
+               "Reports over the warehouse: markdown and PNG plots in a folder under reports/."),
+}
+
+
 class SupervisorGroup(click.Group):
-    """The root group: every error becomes one line (``error: what (fix)``) and a documented exit code."""
+    """The root group: every error becomes one line (``error: what (fix)``) and a documented exit code.
+
+    Subcommands load lazily from :data:`COMMANDS` (click's documented LazyGroup pattern); the root's
+    help lists them from their stored summaries without importing any of them.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute, _ = COMMANDS[cmd_name]
+            cmd = getattr(importlib.import_module(module), attribute)
+            if not isinstance(cmd, click.Command):
+                raise TypeError(f"{module}.{attribute} is not a click command")
+            self.add_command(cmd, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                cmd: click.Command = self.commands[name]
+            else:  # not loaded: a bare command carrying the stored summary formats it the same way
+                cmd = click.Command(name, help=COMMANDS[name][2])
+            if not cmd.hidden:
+                rows.append((name, cmd))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -85,28 +149,4 @@ def main(ctx: click.Context, home: Path | None, warehouse: Path | None, socket_n
     ctx.obj = Settings().with_overrides(home=home, warehouse=warehouse, socket=socket_name)
 
 
-def _register() -> None:
-    """Every command module exposes ``COMMANDS``; runs_workflow_cmds and acp_cmds add theirs to ``runs``."""
-    from supervisor.cli import (
-        acp_cmds,
-        classify_cmds,
-        eval_cmds,
-        live_cmds,
-        report_cmds,
-        runs_cmds,
-        runs_workflow_cmds,
-        skill_cmds,
-        spec_cmds,
-        warehouse_cmds,
-    )
-
-    for mod in (live_cmds, classify_cmds, runs_cmds, runs_workflow_cmds, acp_cmds, spec_cmds, skill_cmds,
-                eval_cmds, warehouse_cmds, report_cmds):
-        for cmd in mod.COMMANDS:
-            main.add_command(cmd)
-
-
-_register()
-
-
-__all__ = ["main", "console", "err_console", "settings_from", "pass_settings", "EXIT_USAGE"]
+__all__ = ["main", "COMMANDS", "console", "err_console", "settings_from", "pass_settings", "EXIT_USAGE"]

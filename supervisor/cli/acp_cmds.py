@@ -15,7 +15,7 @@ import shlex
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.text import Text
@@ -33,11 +33,11 @@ from supervisor.errors import (
     InputError,
     UsageError,
 )
-from supervisor.journal import ReadReport, iter_events
-from supervisor.models import Event
-from supervisor.redact import redact
-from supervisor.runner import RunConfig, WarehouseFeeder
 from supervisor.settings import Settings
+
+if TYPE_CHECKING:  # the runner and the journal load when a command runs, not for `runs --help`
+    from supervisor.models import Event
+    from supervisor.runner import RunConfig
 
 ACK_POLL_S = 0.05
 """How often ``runs answer`` looks at the journal for the supervisor's acknowledgement."""
@@ -47,6 +47,8 @@ def run_acp(settings: Settings, config: RunConfig, command: list[str], printer: 
             spec_path: Path | None = None) -> int:
     """Supervise COMMAND as an ACP agent in the foreground; the documented exit code."""
     from supervisor.acp_runner import AcpRunner
+    from supervisor.redact import redact
+    from supervisor.runner import WarehouseFeeder
 
     if spec_path is not None:
         raise UsageError("--spec does not go with --acp yet", "hand an ACP agent its work with --task, "
@@ -121,6 +123,7 @@ def answer_cmd(ctx: click.Context, run_id: str, option: str, wait_s: float) -> N
     """
     from supervisor.acp_runner import describe_options, pick_option
     from supervisor.control import is_live, write_request
+    from supervisor.journal import iter_events
 
     s = settings_from(ctx).ensure()
     path = s.journal_path(run_id)
@@ -166,6 +169,8 @@ def answer_cmd(ctx: click.Context, run_id: str, option: str, wait_s: float) -> N
 def _acknowledgement(path: Path, request_id: str, offset: int, wait_s: float) -> tuple[str, dict[str, Any]] | None:
     """The event with which the supervisor took (``resume``) or refused (a ``note``) the request, read
     from the journal as it grows, or None when none came within ``wait_s``."""
+    from supervisor.journal import ReadReport, iter_events
+
     deadline = time.monotonic() + wait_s
     while True:
         report = ReadReport(path)
@@ -179,7 +184,5 @@ def _acknowledgement(path: Path, request_id: str, offset: int, wait_s: float) ->
             return None
         time.sleep(ACK_POLL_S)
 
-
-COMMANDS: list[click.Command] = []
 """Nothing top-level: ``runs answer`` is added to the ``runs`` group on import; ``run --acp`` is
 an option of ``run`` (supervisor.cli.live_cmds)."""

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from supervisor.classify import classify
-from supervisor.decide import decide
 from supervisor.errors import InputError, UsageError
-from supervisor.models import Observation, RunState
-from supervisor.policy import Policy, baseline_policy, load_policy
-from supervisor.screen import make_screen
+
+if TYPE_CHECKING:  # the classifier loads when the command runs, not for --help (bench/cli_start.py)
+    from supervisor.models import Observation, RunState
+    from supervisor.policy import Policy
 
 
 def _fresh_run_state() -> RunState:
     """A run that has been working for a minute and produced output a second ago: busy screens
     wait, prompts are answered as in a fresh run (no strikes, no cooldown, budget intact), an
     idle screen finishes (as if it were the last confirmation)."""
+    from supervisor.models import RunState
+
     return RunState(run_id="classify", now=60.0, started_at=0.0, last_output_at=59.0, saw_work=True,
                     idle_streak=1)
 
@@ -55,6 +57,10 @@ def _read(path: Path) -> str:
 def classify_file(path: Path, policy: Policy, policy_id: str, cwd: str = "") -> tuple[Observation, dict]:
     """Classify one capture file (as seen in working directory ``cwd``, when given); returns the
     observation and the JSON record for it."""
+    from supervisor.classify import classify
+    from supervisor.decide import decide
+    from supervisor.screen import make_screen
+
     screen = make_screen(_read(path), width=200, height=50)
     screen.cwd = cwd
     obs = classify(screen, policy)
@@ -101,6 +107,8 @@ def classify_cmd(paths: tuple[str, ...], policy_path: Path | None, as_json: bool
         raise UsageError("no screen capture given", "pass one or more .txt files or folders")
     if cwd and not cwd.startswith(("/", "~")):
         raise UsageError(f"--cwd {cwd!r} is not an absolute directory", "give the full path, e.g. --cwd /home/me/app")
+    from supervisor.policy import baseline_policy, load_policy
+
     policy = load_policy(policy_path) if policy_path else baseline_policy()
     pid = policy.policy_id
     files = _collect(paths)
@@ -129,5 +137,3 @@ def classify_cmd(paths: tuple[str, ...], policy_path: Path | None, as_json: bool
                       escape(" ".join(dec["keys"])))
     Console().print(table)
 
-
-COMMANDS = [classify_cmd]

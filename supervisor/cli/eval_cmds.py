@@ -358,8 +358,6 @@ def compare_cmd(ctx: click.Context, baseline_arg: str, candidate_arg: str, suite
         ctx.exit(EXIT_CHECK_FAILED)
 
 
-COMMANDS = [eval_group]
-
 
 def _register_lifecycle() -> None:
     """The candidate lifecycle commands live in their own module and add themselves to ``eval``."""

@@ -17,11 +17,10 @@ import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from supervisor.agents import agent_of_pane, is_shell
 from supervisor.cli import console, err_console, settings_from
 from supervisor.cli.output import print_json
 from supervisor.errors import (
@@ -34,15 +33,18 @@ from supervisor.errors import (
     PaneGone,
     UsageError,
 )
-from supervisor.models import Event
-from supervisor.policy import Policy, baseline_policy, load_policy
-from supervisor.redact import redact
-from supervisor.runner import PaneRunner, RunConfig, Supervisor, runs_us
 from supervisor.settings import Settings
+
+if TYPE_CHECKING:  # the runner and the policy load when a command runs, not for --help (bench/cli_start.py)
+    from supervisor.models import Event
+    from supervisor.policy import Policy
+    from supervisor.runner import PaneRunner, RunConfig, Supervisor
 
 
 def resolve_policy(settings: Settings, path: Path | None) -> Policy:
     """--policy, else $SUPERVISOR_POLICY, else the promoted policy (when a registry exists), else baseline."""
+    from supervisor.policy import Policy, baseline_policy, load_policy
+
     if path is not None:
         return load_policy(path)
     if settings.policy_path is not None:
@@ -74,6 +76,9 @@ def _policy_options(f: Any) -> Any:
 
 
 def _config(settings: Settings, policy_path: Path | None, shadows: tuple[Path, ...], **kw: Any) -> RunConfig:
+    from supervisor.policy import load_policy
+    from supervisor.runner import RunConfig
+
     return RunConfig(policy=resolve_policy(settings, policy_path), shadows=[load_policy(p) for p in shadows], **kw)
 
 
@@ -248,6 +253,7 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
         from supervisor.cli.acp_cmds import run_acp
 
         ctx.exit(run_acp(settings, config, list(command), _printer, spec_path=spec_path))
+    from supervisor.redact import redact
     from supervisor.workflow.live import load_runnable_spec, make_supervisor
 
     if spec_path is not None:
@@ -368,6 +374,9 @@ def discover_agent_panes(surface: Any, policy: Policy, callback: Any = None, *,
     is a known agent; never the supervisor's own pane; plain shells only with ``include_shells``.
     What a pane's screen shows does not count: a shell whose scrollback mentions an agent is a
     shell."""
+    from supervisor.agents import agent_of_pane, is_shell
+    from supervisor.runner import runs_us
+
     if callback is not None:
         surface.watch_all(callback)
     for info in surface.list_panes():
@@ -391,6 +400,8 @@ def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path,
     picking up new agent panes as they appear; never this supervisor's own pane, and plain shells
     only with --include-shells. One process, one run per pane, each until its agent exits; a pane
     whose earlier run lost its supervisor continues that run."""
+    from supervisor.runner import Supervisor
+
     settings = settings_from(ctx).ensure()
     config = _config(settings, policy_path, shadows)
     surface = _surface(settings, poll)
@@ -480,5 +491,3 @@ def status_cmd(ctx: click.Context, as_json: bool, include_ended: bool) -> None:
     if paused:
         err_console.print(f"[bold red]{len(paused)} run(s) paused and waiting for you[/]")
 
-
-COMMANDS = [run_cmd, attach_cmd, watch_cmd, status_cmd]

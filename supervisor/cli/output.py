@@ -1,14 +1,20 @@
-"""Shared output helpers for CLI commands: rich tables for people, JSON for programs."""
+"""Shared output helpers for CLI commands: rich tables for people, JSON for programs.
+
+polars is named for the type checker only: every command imports this module, and importing
+polars costs more than the 0.3 s a command may take to start (``bench/cli_start.py``).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def _jsonable(value: Any) -> Any:

@@ -12,7 +12,6 @@ import click
 from supervisor.cli import console, settings_from
 from supervisor.cli.output import df_records, print_df, print_json
 from supervisor.cli.runs_cmds import RUN_ID
-from supervisor.warehouse import reader
 
 _OUT = click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
                     show_default=True, help="Folder to write the report's folder into.")
@@ -39,6 +38,7 @@ def friction(ctx: click.Context, out_dir: Path, as_json: bool) -> None:
     and how humans answered them; the prompts seen most often; stalls; the trend per day."""
     from supervisor.analysis import friction_by_kind, write_friction_report
     from supervisor.analysis.plots import require_matplotlib
+    from supervisor.warehouse import reader
 
     s = settings_from(ctx).ensure()
     if not as_json:
@@ -63,6 +63,7 @@ def run_report(ctx: click.Context, run_id: str, out_dir: Path) -> None:
     prefix or `last`."""
     from supervisor.analysis import write_run_report
     from supervisor.analysis.plots import require_matplotlib
+    from supervisor.warehouse import reader
 
     require_matplotlib()
     with reader(settings_from(ctx).ensure()) as wh:
@@ -84,6 +85,7 @@ def candidate_report(ctx: click.Context, candidate: str, baseline: str | None, o
     candidate id, a policy id (or prefix), a policy file, or a policy name."""
     from supervisor.analysis import write_candidate_report
     from supervisor.analysis.plots import require_matplotlib
+    from supervisor.warehouse import reader
 
     require_matplotlib()
     with reader(settings_from(ctx).ensure()) as wh:
@@ -99,11 +101,10 @@ def evals_report(ctx: click.Context, out_dir: Path) -> None:
     approvals, compare win rates."""
     from supervisor.analysis import write_evals_report
     from supervisor.analysis.plots import require_matplotlib
+    from supervisor.warehouse import reader
 
     require_matplotlib()
     with reader(settings_from(ctx).ensure()) as wh:
         rep = write_evals_report(wh, out_dir)
     _written(rep)
 
-
-COMMANDS = [report]

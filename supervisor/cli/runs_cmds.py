@@ -19,10 +19,8 @@ from rich.text import Text
 from supervisor.cli import console, err_console, settings_from
 from supervisor.cli.output import df_records, print_df, print_json
 from supervisor.errors import InputError, WarehouseLocked
-from supervisor.history import list_runs
 from supervisor.runref import resolve_run_id
 from supervisor.settings import Settings
-from supervisor.warehouse import reader
 
 if TYPE_CHECKING:
     from supervisor.analysis.why import DecisionExplanation
@@ -55,6 +53,9 @@ def runs(ctx: click.Context, as_json: bool, limit: int) -> None:
     """List supervised runs, newest first. Subcommands act on one run."""
     if ctx.invoked_subcommand is not None:
         return
+    from supervisor.history import list_runs
+    from supervisor.warehouse import reader
+
     s = settings_from(ctx).ensure()
     try:
         with reader(s) as wh:
@@ -87,6 +88,8 @@ def runs(ctx: click.Context, as_json: bool, limit: int) -> None:
 @click.pass_context
 def show(ctx: click.Context, run_id: str, as_json: bool, n_events: int) -> None:
     """Show one run: where it stands, what was decided, what friction it met (and the seconds it cost)."""
+    from supervisor.warehouse import reader
+
     s = settings_from(ctx).ensure()
     with reader(s) as wh:
         run = wh.run_df(run_id)
@@ -132,6 +135,7 @@ def why(ctx: click.Context, run_id: str, target: str | None, last: bool, as_json
     the run (a decision, the screen that triggered one, or an event that belongs to one);
     without SEQ or --last: the run's latest escalation, else its latest decision that acted."""
     from supervisor.analysis.why import explain_decision
+    from supervisor.warehouse import reader
 
     if last and target is not None:
         raise click.UsageError("give SEQ/DECISION_ID or --last, not both")
@@ -225,4 +229,10 @@ def _print_why(x: DecisionExplanation) -> None:
                  f"by {sh.get('rule')} ({same})")
 
 
-COMMANDS = [runs]
+def _register_workflow() -> None:
+    """The run-workflow commands (review, stop, resume, task, replay...) and ACP's ``runs answer`` live in
+    their own modules and add themselves to ``runs``."""
+    from supervisor.cli import acp_cmds, runs_workflow_cmds  # noqa: F401 - importing registers the commands
+
+
+_register_workflow()

@@ -5,6 +5,9 @@ A live supervisor of the run gets task/stop/resume/review as requests (see
 :mod:`supervisor.control`; it journals them and acts at once); without one, stop/resume/review
 go straight into the run's journal, and `runs resume` re-attaches to the run's pane and
 supervises it again from its journal, with its state (after a crash, nothing is sent twice).
+
+Run history, the journal and the workflow controller are imported inside the commands that use
+them, so ``supervisor runs --help`` starts in well under 0.3 s (``bench/cli_start.py``).
 """
 
 from __future__ import annotations
@@ -21,17 +24,7 @@ from supervisor.cli.output import print_json
 from supervisor.cli.runs_cmds import RUN_ID, runs
 from supervisor.control import is_live
 from supervisor.errors import EXIT_ESCALATED, InputError, UsageError
-from supervisor.history import (
-    export_run,
-    format_summary,
-    load_events,
-    run_spec,
-    summarize,
-    write_postmortem,
-)
-from supervisor.journal import Journal, iter_events
 from supervisor.settings import Settings
-from supervisor.workflow.controller import submit_control
 
 
 def _journal_path(s: Settings, run_id: str) -> Path:
@@ -46,6 +39,8 @@ def _is_live(s: Settings, run_id: str) -> bool:
 
 
 def _ended(path: Path) -> bool:
+    from supervisor.journal import iter_events
+
     return any(e.kind == "run_ended" for e in iter_events(path))
 
 
@@ -67,6 +62,8 @@ def _current_policy(s: Settings, path: Path | None) -> Any:
 @click.pass_context
 def review_cmd(ctx: click.Context, run_id: str, by: str, note: str) -> None:
     """Record a review of RUN_ID; a finish held for this review then goes through."""
+    from supervisor.workflow.controller import submit_control
+
     s = settings_from(ctx).ensure()
     _journal_path(s, run_id)
     where = submit_control(s, run_id, "review", by=by, note=note)
@@ -83,6 +80,9 @@ def review_cmd(ctx: click.Context, run_id: str, by: str, note: str) -> None:
 @click.pass_context
 def stop_cmd(ctx: click.Context, run_id: str, note: str) -> None:
     """Stop supervising RUN_ID (the agent keeps running in its pane)."""
+    from supervisor.journal import Journal
+    from supervisor.workflow.controller import submit_control
+
     s = settings_from(ctx).ensure()
     path = _journal_path(s, run_id)
     if _ended(path):
@@ -106,6 +106,9 @@ def stop_cmd(ctx: click.Context, run_id: str, note: str) -> None:
 def resume_cmd(ctx: click.Context, run_id: str, no_attach: bool, timeout: float | None) -> None:
     """Resume RUN_ID: clear its pause; with no live supervisor, re-attach to its pane and go on
     with the same run, its state rebuilt from the journal (nothing already sent is sent again)."""
+    from supervisor.journal import Journal, iter_events
+    from supervisor.workflow.controller import submit_control
+
     s = settings_from(ctx).ensure()
     path = _journal_path(s, run_id)
     if _ended(path):
@@ -207,6 +210,8 @@ def task_cmd(ctx: click.Context, run_id: str, text: str) -> None:
 @click.pass_context
 def export_cmd(ctx: click.Context, run_id: str, fmt: str, output: Path | None) -> None:
     """Every event of RUN_ID (from the warehouse, or its journal), redacted as stored."""
+    from supervisor.history import export_run, load_events
+
     s = settings_from(ctx).ensure()
     events, _src = load_events(s, run_id)
     text = export_run(events, fmt)
@@ -223,6 +228,8 @@ def export_cmd(ctx: click.Context, run_id: str, fmt: str, output: Path | None) -
 @click.pass_context
 def summarize_cmd(ctx: click.Context, run_id: str, as_json: bool) -> None:
     """What happened in RUN_ID: steps, checkpoints, verifications, instructions, pauses."""
+    from supervisor.history import format_summary, load_events, summarize
+
     s = settings_from(ctx).ensure()
     events, src = load_events(s, run_id)
     summary = summarize(events, run_id, src)
@@ -247,6 +254,7 @@ def replay_cmd(ctx: click.Context, run_id: str, policy_arg: str | None, spec_pat
     """Re-decide RUN_ID's recorded screens and checkpoints under a policy (by default the one it was
     recorded with, so differences show what changed since). Touches no pane."""
     from evals.replay import replay_run
+    from supervisor.history import load_events, run_spec
     from supervisor.workflow.spec import load_spec
 
     s = settings_from(ctx).ensure()
@@ -297,11 +305,10 @@ def _replay_policy(s: Settings, events: list[Any], arg: str | None) -> Any:
 @click.pass_context
 def postmortem_cmd(ctx: click.Context, run_id: str, out_dir: Path) -> None:
     """Write a markdown postmortem of RUN_ID (timeline, failed checks, pauses) to reports/."""
+    from supervisor.history import load_events, write_postmortem
+
     s = settings_from(ctx).ensure()
     events, src = load_events(s, run_id)
     path = write_postmortem(events, run_id, out_dir, src)
     console.print(f"wrote {path}")
 
-
-COMMANDS: list[click.Command] = []
-"""Nothing top-level: the commands above are added to the lead's `runs` group on import."""

@@ -27,5 +27,3 @@ def install_cmd(project: Path, user: bool, agents: tuple[str, ...]) -> None:
     for w in written:
         console.print(f"{w.action:9} {w.agent:6} {w.path}")
 
-
-COMMANDS = [skill]

@@ -99,5 +99,3 @@ def _user() -> str:
     except Exception:  # noqa: BLE001
         return "unknown"
 
-
-COMMANDS = [spec]

@@ -1,4 +1,8 @@
-"""`supervisor warehouse ...`: where the warehouse is, ingest journals, counts, SQL."""
+"""`supervisor warehouse ...`: where the warehouse is, ingest journals, counts, SQL.
+
+The warehouse package (duckdb, polars) is imported inside each command: `supervisor warehouse path`
+and every ``--help`` start without it.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import click
 
 from supervisor.cli import console, settings_from
 from supervisor.cli.output import df_records, print_df, print_json
-from supervisor.warehouse import open_warehouse, sync
 
 
 @click.group("warehouse")
@@ -29,6 +32,8 @@ def path_cmd(ctx: click.Context) -> None:
 @click.pass_context
 def sync_cmd(ctx: click.Context, wait_s: float, as_json: bool) -> None:
     """Ingest new journal events into the warehouse (idempotent: safe to run any time)."""
+    from supervisor.warehouse import sync
+
     s = settings_from(ctx).ensure()
     report = sync(s, wait_s=wait_s)
     if as_json:
@@ -50,6 +55,8 @@ def sync_cmd(ctx: click.Context, wait_s: float, as_json: bool) -> None:
 @click.pass_context
 def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     """Row counts per table, the schema version, and journal lines the ingest skipped."""
+    from supervisor.warehouse import open_warehouse
+
     s = settings_from(ctx)
     with open_warehouse(s.warehouse, read_only=True) as wh:
         stats = wh.stats()
@@ -75,6 +82,8 @@ def sql_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
 
     Example: supervisor warehouse sql "SELECT kind, count(*) FROM decisions GROUP BY kind"
     """
+    from supervisor.warehouse import open_warehouse
+
     s = settings_from(ctx)
     with open_warehouse(s.warehouse, read_only=True) as wh:
         df = wh.sql(query)
@@ -83,5 +92,3 @@ def sql_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
     else:
         print_df(console, df)
 
-
-COMMANDS = [warehouse]

@@ -180,14 +180,14 @@ def test_cli_prints_one_line_for_an_unforeseen_error(home: Settings, monkeypatch
     """The CLI's last line of defence: an exception nobody foresaw is one line and exit 70. An
     unforeseen error cannot be produced on purpose by real data (each one found is fixed), so one
     is injected into a command's library call; everything else is the real CLI."""
-    import supervisor.cli.warehouse_cmds as cmds
+    import supervisor.warehouse as warehouse  # the command imports sync from here when it runs
 
     monkeypatch.setenv("SUPERVISOR_HOME", str(home.home))
 
     def broken(*_a: Any, **_k: Any) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(cmds, "sync", broken)
+    monkeypatch.setattr(warehouse, "sync", broken)
     result = CliRunner().invoke(main, ["warehouse", "sync"], catch_exceptions=False)
     assert result.exit_code == EXIT_INTERNAL and "Traceback" not in result.output
     assert result.output.strip().splitlines() == [
