@@ -26,9 +26,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anthropic
+from supervisor.errors import EnvironmentProblem, SupervisorError
 
-from supervisor.errors import SupervisorError
+try:
+    import anthropic
+except ImportError as exc:  # an optional extra: say which, in one line
+    raise EnvironmentProblem(
+        "the anthropic SDK is not installed: the LLM judge needs the `judge` extra",
+        "pip install 'paneward[judge]' into the supervisor's environment, or set the policy's judge.consult: never",
+    ) from exc
 from supervisor.ids import new_id
 from supervisor.judge.base import ChangeHint, JudgeCall, JudgeExchange, JudgeStats, JudgeVerdict
 from supervisor.judge.budget import JudgeBudget, cost_usd, estimate_cost

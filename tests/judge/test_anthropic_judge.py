@@ -233,3 +233,22 @@ def test_baseline_ships_the_judge_off():
     assert baseline_policy().judge.consult == "never"
     p = load_policy(REPO / "candidates" / "baseline.yaml")
     assert p.judge.consult == "never" and p.judge.temperature is None and p.judge.prices
+
+
+def test_a_missing_judge_extra_is_one_line_naming_it(sv_home, monkeypatch):
+    """anthropic is the `judge` extra: a policy that consults the judge without it installed gets one
+    line naming the extra. The SDK is installed here, so its absence is simulated the way Python
+    spells "not installed" (a None entry in sys.modules makes its import raise ImportError)."""
+    import sys
+
+    from supervisor.errors import EnvironmentProblem
+    from supervisor.judge import build_judge
+    from supervisor.settings import Settings
+
+    monkeypatch.setitem(sys.modules, "anthropic", None)
+    monkeypatch.delitem(sys.modules, "supervisor.judge.anthropic_judge", raising=False)
+    with pytest.raises(EnvironmentProblem) as info:
+        build_judge(judge_policy(), Settings(home=sv_home))
+    line = info.value.one_line()
+    assert "`judge` extra" in line and "paneward[judge]" in line and "\n" not in line
+    assert build_judge(judge_policy(consult="never"), Settings(home=sv_home)) is None  # the shipped setting
