@@ -211,6 +211,7 @@ class _Rules:
     agent_subjects: dict[str, list[tuple[SubjectKind, re.Pattern[str], str]]]
     cwd_patterns: list[re.Pattern[str]]
     agent_cwd_patterns: dict[str, list[re.Pattern[str]]]
+    footers: dict[str, re.Pattern[str]]
     write_paths: list[tuple[str, RiskLevel, Matcher]]
     outside_project: RiskLevel
 
@@ -248,6 +249,8 @@ def _grammar(policy: Policy) -> dict[str, Any]:
         "cwd_patterns": [re.compile(x, re.I) for x in c.cwd_patterns],
         "agent_cwd_patterns": {name: [re.compile(x, re.I) for x in p.cwd_patterns]
                                for name, p in policy.agents.items()},
+        "footers": {name: re.compile("|".join(f"(?:{x})" for x in p.footer), re.I)
+                    for name, p in policy.agents.items() if p.footer},
         "write_paths": [(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.write_risk.paths],
         "outside_project": policy.answers.write_risk.outside_project,
     }
@@ -372,6 +375,8 @@ class _View:
                 continue  # output below it: that box was a banner or a message, not the composer
             if content_marks is not None and any(self._mark(content_marks, x) is not None for x in after):
                 continue  # an error or a prompt below: that box was a message, not the composer
+            if self.frames[r1][0] > 0:
+                continue  # a box drawn inside another one: a dialog's input field, not the composer
             if 1 < r2 - r1 <= 5 and (self.input_line < 0 or r1 < self.input_line < r2 or self.input_line > r2):
                 inner = [ln for ln in lines[r1 + 1:r2] if ln]
                 if len(inner) == 1 or (inner and self.rules.input_line.match(inner[0])
@@ -1147,11 +1152,15 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
         options: list[PromptOption] = []
         first_option = -1
         style: InputStyle = "text"
+        entry = False
         if "press enter" in low or "enter to continue" in low or "enter to confirm" in low:
             em = re.search(r"enter to (\w+)", low)
             label = em.group(1).capitalize() if em else "Continue"
+            # "Press Enter to submit": Enter sends what is typed in the dialog's field (a key, a
+            # token, an answer), which approves nothing the screen names: a question for a human.
+            entry = label == "Submit"
             options = [PromptOption.model_construct(index=0, label=label, key="Enter", highlighted=True,
-                             approves=True, persistent=False)]
+                             approves=None if entry else True, persistent=False)]
             style = "enter"
         elif is_dialog:
             style = "arrows"
@@ -1160,7 +1169,8 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
                 style = "enter"  # side by side (opencode): Enter takes the selected one; arrows are not ours to guess
         start = _region_start(view, anchor)
         subject = _subject(view, start, anchor, first_option if first_option > anchor else None)
-        default_kind: PromptKind = "yes_no" if (options or question.endswith("?") or is_dialog) else "free_text"
+        default_kind: PromptKind = ("yes_no" if not entry and (options or question.endswith("?") or is_dialog)
+                                    else "free_text")
         kind = _kind(rules, question + " " + subject[-200:], default_kind)
         prompt = _make_prompt(rules, agent, kind, question, options, style, subject)
         return _Found(prompt, anchor, pos, "prompt:dialog-hint" if is_dialog else "prompt:bare")
@@ -1345,6 +1355,15 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     nb = view.nonblank
     window = nb[-14] if len(nb) >= 14 else 0  # the bottom lines where live state shows
     agent = _agent(rules, screen, view, window)
+    footer = rules.footers.get(agent)
+    cut = _footer_end(view, rules, footer) if footer is not None else -1
+    if cut >= 0:  # rows left below its footer by an earlier draw at another width: not read
+        raw_lines = raw_lines[:cut + 1]
+        view = _View(raw_lines, rules)
+        if screen.highlights:
+            view.hl = _highlight_map(screen, raw_lines)
+        nb = view.nonblank
+        window = nb[-14] if len(nb) >= 14 else 0
     profile = rules.profiles.get(agent)
     view.preselect = not screen.highlights and profile is not None and profile.first_option_selected
     if not view.nonblank:
@@ -1449,6 +1468,20 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         return _obs(shash, "idle", agent, None, None, [f"idle-done:{done_m.group(0)[:40].strip()}"], 0.8, rules,
                     blocks)
     return _obs(shash, "idle", agent, None, None, ["idle:no-marker"], 0.4, rules, blocks)
+
+
+def _footer_end(view: _View, rules: _Rules, footer: re.Pattern[str]) -> int:
+    """The line of the agent's footer under its composer when rows follow it (left over from an
+    earlier draw: see ``AgentProfile.footer``), else -1. The first composer line followed within a
+    few lines by the footer is the live one; history lines of the user's messages have no footer."""
+    lines = view.lines
+    for j in view.nonblank:
+        if not rules.input_line.match(lines[j]):
+            continue
+        for i in range(j + 1, min(j + 6, view.n)):
+            if lines[i] and footer.search(lines[i]):
+                return i if any(k > i for k in view.nonblank) else -1
+    return -1
 
 
 def _redrawn_stream(view: _View) -> bool:

@@ -251,6 +251,11 @@ class AgentProfile(_P):
     acp_subjects: list[AcpSubject] = Field(default_factory=list)
     """Where its ACP permission requests name their subject (tried before ``classifier.acp_subjects``):
     Gemini CLI puts the shell command only in the tool call's title."""
+    footer: list[str] = Field(default_factory=list)
+    """Regexes for the last line it draws under its composer (Gemini CLI's directory, sandbox and
+    model line), for an agent that does not clear the screen when the pane is resized: rows below
+    the first such line under its composer are left over from an earlier draw at another width and
+    are not read."""
     first_option_selected: bool = False
     """Its menus and button rows open with the first option selected and draw the selection only in
     colour: with no highlight on the screen, the first option is taken as the selected one."""
@@ -266,7 +271,7 @@ class AgentProfile(_P):
     for 3s") and shows no spinner while text streams in: output below the user's last message that
     stops mid-sentence, with no completion line after it, is an answer still coming in."""
 
-    @field_validator("markers", "input_lines", "composer_header", "cwd_patterns")
+    @field_validator("markers", "input_lines", "composer_header", "cwd_patterns", "footer")
     @classmethod
     def _valid(cls, v: list[str]) -> list[str]:
         return _check_regexes(v)

@@ -162,6 +162,36 @@ def test_a_question_whose_command_is_not_on_screen_is_never_approved(policy: Pol
     assert dec.kind == "escalate" and not dec.keys
 
 
+TOKEN_ENTRY = """\
+╭──────────────────────────────────────────────────────────────╮
+│ Connect your workspace                                       │
+│                                                              │
+│ Paste the deploy token for https://deploy.example.com below. │
+│ ╭──────────────────────────────────────────────────────────╮ │
+│ │ tok-prefilled-from-env                                   │ │
+│ ╰──────────────────────────────────────────────────────────╯ │
+│                                                              │
+│ A token was found in DEPLOY_TOKEN; it is filled in above.    │
+│                                                              │
+│ (Press Enter to submit, Esc to cancel)                       │
+╰──────────────────────────────────────────────────────────────╯
+"""
+
+
+def test_enter_to_submit_a_field_is_typed_text_not_an_approval(policy: Policy) -> None:
+    """A dialog whose Enter submits what is typed in its field (here a prefilled token, and a URL
+    in its text) approves nothing: a free-text question for a human, even under a policy that
+    approves every yes/no and whose always-escalate list says nothing about tokens."""
+    obs = obs_of(TOKEN_ENTRY, policy)
+    assert obs.state == "asking" and obs.prompt is not None and obs.prompt.kind == "free_text"
+    assert [o.approves for o in obs.prompt.options] == [None]
+    dec = decide(obs, fresh(), policy)
+    assert (dec.kind, dec.keys, dec.rule) == ("escalate", [], "free-text")
+    lax = parse_policy("answers:\n  escalate_free_text: false\n  rules:\n    - {name: approve-all, then: approve}\n", "p.yaml")
+    dec = decide(obs_of(TOKEN_ENTRY, lax), fresh(), lax)
+    assert dec.keys == [] and not dec.approves
+
+
 @pytest.mark.parametrize(("text", "default_approves", "want"), [
     (S.SHELL_APT, True, "answer"),
     (S.SHELL_PIP, True, "danger"),  # the question is neutral; "Would remove:" above it is not

@@ -383,3 +383,29 @@ def test_a_stream_redrawn_line_by_line_is_busy(policy: Policy) -> None:
     assert obs_of(text, policy, current_command="python3").state == "busy"
     assert obs_of("ok\nok\nok\nok\nok", policy, current_command="python3").state == "idle"  # no growth
     assert obs_of(text + "\n$ ", policy, current_command="bash").state == "idle"
+
+
+def _gemini(body: str, stale: str = "") -> str:
+    """Gemini CLI's layout: output, its composer between rules, the footer naming the directory;
+    ``stale`` rows below the footer are what a resize leaves on screen (it does not clear)."""
+    return (f"{body}\n\n\n{RULE}\n >   Type your message or @path/to/file\n{RULE}\n"
+            " ~/work/app (main)          no sandbox (see /docs)          gemini-pro (98% context left)\n" + stale)
+
+
+STALE = "\n".join([" ~/work/app (main)   no sand", "box   gemini-pro", "", "   │", "│ (Press Enter to submit)",
+                   "   │", "╰" + "─" * 60, "─" * 20 + "╯", " ~/work/app (main)          no sandbox", "", ""])
+
+
+@pytest.mark.parametrize("stale", ["", STALE], ids=["clean", "stale-rows-below"])
+def test_gemini_rows_left_below_its_footer_by_a_resize_are_not_read(stale: str, policy: Policy) -> None:
+    """An auth error above the composer is a blocker, a spinner above it is busy, a finished turn is
+    idle, whatever debris of an earlier width (a dialog's hint, box edges, footer copies) lies below
+    the footer."""
+    error = " > hello\n\n✕ [API Error: 401 UNAUTHENTICATED: Incorrect API key provided]"
+    obs = obs_of(_gemini(error, stale), policy, current_command="gemini")
+    assert (obs.agent, obs.state) == ("gemini", "blocked") and obs.blocker.kind == "auth"
+    busy = obs_of(_gemini(" > hello\n\n✦ Let me look a\n\n ⠋ Thinking... (esc to cancel, 4s)", stale), policy,
+                  current_command="gemini")
+    assert busy.state == "busy"
+    idle = obs_of(_gemini(" > hello\n\n✦ Done: the tests pass.", stale), policy, current_command="gemini")
+    assert idle.state == "idle"
