@@ -569,10 +569,18 @@ def _question_above(view: _View, rules: _Rules, first: int, limit: int = 8) -> t
             return i, ln
     if fallback >= 0:
         # No question line: the dialog's title (first line of its frame) says what it is about.
-        for i in range(_dialog_region(view, first, first, reach=2 * limit + 4)[0], first):
-            if view.lines[i] and not _is_rule(view.lines[i]):
-                return i, view.lines[i]
-        return fallback, view.lines[fallback]
+        reach = 2 * limit + 4
+        top = _dialog_region(view, first, first, reach=reach)[0]
+        if top > max(0, first - reach) or view.frames[first][0] > 0:
+            for i in range(top, first):
+                if view.lines[i] and not _is_rule(view.lines[i]):
+                    return i, view.lines[i]
+        # No frame either (a first-run menu under a splash screen): the paragraph just above the
+        # options, from its first line ("Choose the text style ..." / "To change this later, ...").
+        i = fallback
+        while i > 0 and fallback - i < 3 and view.lines[i - 1] and not _is_rule(view.lines[i - 1]):
+            i -= 1
+        return i, view.lines[i]
     return -1, ""
 
 
@@ -725,13 +733,21 @@ def _header_cwd(view: _View, agent: str, screen: Screen) -> str:
     return ""
 
 
+_WORK_KINDS = frozenset({"tool_permission", "edit_approval"})
+
+
 def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAssessment:
     """The risk of approving ``found``'s prompt: its dialog region and subject, judged by :func:`_risk`."""
     prompt = found.prompt
     top, bottom = _dialog_region(view, found.first, found.last, messages_end=prompt.kind != "trust_dialog")
     kind, subject = _subject_of(view, agent, top, bottom)
     cwd = screen.cwd or (_header_cwd(view, agent, screen) if kind in ("path", "command") else "")
-    return _risk(view.rules, kind, subject, view.lines[top:bottom + 1], prompt.question, cwd, prompt.kind)
+    # A menu none of whose options approves (a theme picker) approves nothing, so it needs no subject;
+    # a permission dialog, or a prompt whose options were not all parsed, might.
+    neutral_menu = (prompt.kind not in _WORK_KINDS and bool(prompt.options)
+                    and not any(o.approves for o in prompt.options))
+    return _risk(view.rules, kind, subject, view.lines[top:bottom + 1], prompt.question, cwd, prompt.kind,
+                 needs_subject=not neutral_menu)
 
 
 def assess_risk(policy: Policy, *, subject_kind: SubjectKind | None, subject: str, dialog: list[str],
@@ -745,9 +761,10 @@ def assess_risk(policy: Policy, *, subject_kind: SubjectKind | None, subject: st
 
 
 def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str], question: str, cwd: str,
-          prompt_kind: PromptKind) -> RiskAssessment:
+          prompt_kind: PromptKind, needs_subject: bool = True) -> RiskAssessment:
     """Every danger pattern over the dialog's lines; a write judged by where its path lands; ``unknown``
-    when no subject could be identified (or a write cannot be placed)."""
+    when no subject could be identified (or a write cannot be placed) for a prompt that
+    ``needs_subject`` (one that can approve something)."""
     # Every line of the region, and each of its paragraphs as one line (a command wrapped over
     # several rows), the question and the subject: each searched alone, so repeated lines cost nothing.
     texts: list[str] = [question, subject]
@@ -794,7 +811,7 @@ def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str
             for name, lvl, pat in rules.write_paths:
                 if (pat.search(shown) is not None or pat.search(target) is not None) and name not in matched:
                     flag(name, lvl)
-    if kind is None and level != "dangerous":
+    if kind is None and level != "dangerous" and needs_subject:
         flag("no-subject", "unknown")
     return RiskAssessment.model_construct(level=level, matched=matched, subject=subject or None, subject_kind=kind)
 
@@ -1126,6 +1143,9 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
         ln = view.lines[pos]
         is_prompt = _at(view, rules.prompt, pos) is not None
         is_dialog = _at(view, rules.dialog, pos) is not None
+        if not is_dialog and rules.dialog is not None and len(content) > 1 and pos == content[-2] == content[-1] - 1:
+            # a hint line wrapped onto the last line by a narrow pane ("... accept edits mode and / stop · Esc to cancel")
+            is_dialog = rules.dialog.search(ln + " " + view.lines[content[-1]]) is not None
         if not (is_prompt or is_dialog):
             continue
         if is_dialog and not is_prompt and view.area_top < view.n:

@@ -409,3 +409,61 @@ def test_gemini_rows_left_below_its_footer_by_a_resize_are_not_read(stale: str, 
     assert busy.state == "busy"
     idle = obs_of(_gemini(" > hello\n\n✦ Done: the tests pass.", stale), policy, current_command="gemini")
     assert idle.state == "idle"
+
+
+NOTICE = f"""\
+● Running a command
+  ⎿  $ python3 -m pytest -q
+
+{RULE[:60]}
+  The safety check is not reachable from this session
+
+  You can keep going and approve each action yourself, or switch
+  to another mode.
+
+  Enter to keep going · shift+Tab to switch to another mode and
+  stop · Esc to cancel
+"""
+
+
+def test_a_dialog_hint_wrapped_onto_the_last_line_is_still_a_dialog(policy: Policy) -> None:
+    """A narrow pane wraps a dialog's hint line in two: it is still read as a dialog waiting (no
+    options named, so nothing is approved); the same two lines quoted in a message with the
+    composer back below them are not."""
+    obs = obs_of(NOTICE, policy, current_command="claude")
+    assert obs.state == "asking" and obs.prompt is not None and obs.prompt.options == []
+    assert not decide(obs, worked(), policy).approves
+    quoted = NOTICE + f"\n● That notice is gone now.\n\n{RULE}\n❯ \n{RULE}\n  ? for shortcuts\n"
+    assert obs_of(quoted, policy, current_command="claude").state == "idle"
+
+
+SPLASH_MENU = """\
+ Welcome to Some Agent v9.9
+ ....................................
+
+        *          ░░░▓▓███
+    ░░░░░░░          ███▓░
+
+ Let's get started.
+
+ Pick the colours that suit your terminal
+ You can change them later with /colours
+
+ ❯ 1. Match the terminal
+   2. Dark colours
+   3. Light colours
+"""
+
+
+def test_a_menu_under_a_splash_screen_asks_its_own_paragraph_and_approves_nothing(policy: Policy) -> None:
+    """With no frame around it, a first-run menu's question is the paragraph just above its options
+    (not the splash art); none of its options approves, so it needs no subject (risk none). The same
+    menu offering "Yes" approves something it does not name: unknown, and never approved."""
+    obs = obs_of(SPLASH_MENU, policy)
+    assert obs.state == "asking" and obs.prompt is not None
+    assert obs.prompt.question == "Pick the colours that suit your terminal"
+    assert not any(o.approves for o in obs.prompt.options)
+    assert (obs.prompt.risk.level, obs.prompt.risk.subject) == ("none", None)
+    yes = obs_of(SPLASH_MENU.replace("Match the terminal", "Yes, go ahead"), policy)
+    assert yes.prompt is not None and yes.prompt.options[0].approves
+    assert yes.prompt.risk.level == "unknown" and not decide(yes, worked(), policy).approves
