@@ -69,6 +69,8 @@ MESSAGE_TAIL = 2000
 QUIET_UPDATES = frozenset({"user_message_chunk", "available_commands_update", "current_mode_update",
                            "config_option_update", "session_info_update", "usage_update"})
 """Session updates that say nothing about the agent working (no observation of their own)."""
+STARTUP_TIMEOUT_S = 180.0
+"""How long the agent may take to answer ``initialize`` and ``session/new`` (Gemini CLI takes ~10 s)."""
 EXIT_GRACE_S = 5.0
 """After the connection closes, how long the agent has to exit before the run says so anyway."""
 
@@ -253,7 +255,7 @@ class AcpRunner:
                 if self.control.wake_fd is not None:
                     loop.add_reader(self.control.wake_fd, self._on_wake)
                 try:
-                    if await self._open_session():
+                    if await self._session_or_end():
                         if self.config.task:
                             self.queue_task(self.config.task, source="run --task")
                         self._on_wake()  # requests left before the session was up
@@ -305,6 +307,27 @@ class AcpRunner:
             "cwd": self.cwd, "task": self.config.task, "turns": self.config.turns, "exit_on_finish": False,
             "host": socketlib.gethostname(), "pid": os.getpid(), "user": user, "package_version": __version__,
         })
+
+    async def _session_or_end(self) -> bool:
+        """Open the session, unless the run ends first (stopped, interrupted, the agent gone) or the
+        agent takes longer than ``STARTUP_TIMEOUT_S`` (then the run ends with that reason)."""
+        assert self._done is not None
+        opening = asyncio.create_task(self._open_session())
+        ending = asyncio.create_task(self._done.wait())
+        try:
+            await asyncio.wait({opening, ending}, timeout=STARTUP_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ending.cancel()
+        if opening.done():
+            return opening.result()
+        opening.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await opening
+        if not self.done:
+            reason = f"the agent did not open a session within {STARTUP_TIMEOUT_S:g}s"
+            self._append("note", {"type": "acp_error", "error": reason})
+            self.end("exited", reason=reason)
+        return False
 
     async def _open_session(self) -> bool:
         """initialize and session/new; on failure the run ends (its exit, or the error escalated)."""

@@ -20,7 +20,8 @@ policy:
   persistent when its kind is ``*_always`` or its label reads so ("Always allow"); an option id that
   is empty, repeated, or a key name the answer grammar reserves (``Enter``, ``Down``...) gets no key;
 * **subject**: what the policy's ``acp_subjects`` find (the agent's own first, then
-  ``classifier.acp_subjects``): a command from the raw input (or, for Gemini CLI, the title), file
+  ``classifier.acp_subjects``): a command from the raw input (a shell's ``-c`` script when it is an
+  argv list wrapping one, as Codex sends; or, for Gemini CLI, the title), file
   paths from the locations or diffs, a URL; none found: risk ``unknown``, never approved;
 * **risk**: :func:`supervisor.classify.assess_risk`, the function screen dialogs are judged by,
   over every line the request shows (title, raw input, locations, content, options), each path
@@ -71,6 +72,9 @@ MAX_LINES = 400
 EDIT_TOOL_KINDS = frozenset({"edit", "delete", "move"})
 RESERVED_KEYS = frozenset({"enter", "c-m", "escape", "esc", "c-[", "down", "up", "tab", "btab"})
 """Key names :func:`supervisor.decide.selected_option` reads as moves or Enter/Escape."""
+SHELL_WRAPPERS = frozenset({"bash", "sh", "zsh", "dash"})
+"""Shells an argv list may wrap a command in (Codex sends ``["/bin/bash", "-lc", "rm -rf ~"]``)."""
+SHELL_SCRIPT_FLAGS = frozenset({"-c", "-lc", "-ic", "-lic", "-cl"})
 AUTH_REQUIRED = -32000
 """ACP's JSON-RPC error code for "authentication required"."""
 
@@ -215,7 +219,7 @@ def _read(spec: AcpSubject, tool: dict[str, Any]) -> list[str]:
             if isinstance(v, str) and v.strip():
                 return [v]
             if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
-                return [shlex.join(v)] if spec.kind == "command" else list(v)
+                return [command_of(v)] if spec.kind == "command" else list(v)
         return []
     if spec.source == "title":
         title = tool.get("title")
@@ -237,15 +241,25 @@ def _read(spec: AcpSubject, tool: dict[str, Any]) -> list[str]:
     return paths
 
 
+def command_of(argv: list[str]) -> str:
+    """The command an argv list runs: the script of a shell's ``-c`` (what the agent's screen shows,
+    ``$ rm -rf ~``), else the words joined as a shell command line."""
+    if len(argv) == 3 and argv[0].rsplit("/", 1)[-1] in SHELL_WRAPPERS and argv[1] in SHELL_SCRIPT_FLAGS:
+        return argv[2]
+    return shlex.join(argv)
+
+
 def _dialog_lines(tool: dict[str, Any], options: list[PromptOption]) -> list[str]:
     """Every line a permission request shows: what danger patterns are matched against."""
     lines: list[str] = [str(tool.get("title") or "")]
     raw = tool.get("rawInput")
     if isinstance(raw, dict):
         for k, v in raw.items():
-            text = v if isinstance(v, str) else shlex.join(v) if isinstance(v, list) and all(
-                isinstance(x, str) for x in v) else json.dumps(v, ensure_ascii=False)
+            words = isinstance(v, list) and all(isinstance(x, str) for x in v)
+            text = v if isinstance(v, str) else shlex.join(v) if words else json.dumps(v, ensure_ascii=False)
             lines += f"{k}: {text}".split("\n")
+            if words and command_of(v) != text:
+                lines += command_of(v).split("\n")
     elif raw is not None:
         lines += json.dumps(raw, ensure_ascii=False).split("\n")
     for loc in tool.get("locations") or []:

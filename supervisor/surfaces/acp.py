@@ -10,6 +10,10 @@ None: cancelled). The runner (:mod:`supervisor.acp_runner`) decides; this module
 
 Only this module imports the ``acp`` package (the ``agent-client-protocol`` distribution).
 
+Only JSON objects on the agent's stdout reach the protocol: anything else an agent (or a library
+it loads) prints there is written to its log instead, so a stray banner or a bare JSON number
+neither stops the connection nor prints a traceback.
+
 The supervisor offers the agent no file system and no terminal of its own: the agent reads,
 writes and runs commands itself and asks permission for what its settings say to ask, exactly as
 on a screen. The agent's stderr goes to a log file (its tail says why an agent died). The agent
@@ -19,7 +23,9 @@ and everything it started are ended with the run: an agent over stdio has nobody
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -27,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, spawn_stdio_transport, text_block
 from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 from acp.schema import (
     AllowedOutcome,
@@ -51,6 +57,37 @@ STDERR_TAIL_BYTES = 8192
 """How much of the end of the agent's stderr is read when it exits."""
 SHUTDOWN_S = 2.0
 """How long the agent has to exit once its stdin is closed (then SIGTERM, then SIGKILL)."""
+NOISE_SHOWN = 300
+"""Characters of a line that is not a protocol message kept in the agent's log."""
+
+
+async def _read_line(reader: asyncio.StreamReader) -> bytes:
+    """One line of any length (b"" at the end of the stream)."""
+    chunks: list[bytes] = []
+    try:
+        while True:
+            try:
+                chunks.append(await reader.readuntil(b"\n"))
+                return b"".join(chunks)
+            except asyncio.LimitOverrunError as exc:
+                chunks.append(await reader.readexactly(exc.consumed))
+    except asyncio.IncompleteReadError as exc:
+        chunks.append(exc.partial)
+        return b"".join(chunks)
+
+
+def is_message(line: bytes) -> bool:
+    """Whether a line of the agent's stdout is a JSON-RPC message (a JSON object); blank lines pass
+    too (the protocol's reader skips them)."""
+    text = line.strip()
+    if not text:
+        return True
+    if not text.startswith(b"{"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def _plain(value: Any) -> Any:
@@ -116,6 +153,9 @@ class AcpAgent:
         self._conn: Any = None
         self._proc: Any = None
         self._stderr: Any = None
+        self._sifter: asyncio.Task[None] | None = None
+        self.noise_lines = 0
+        """Lines of its stdout that were not protocol messages (written to its log instead)."""
         self.session_id: str | None = None
         self.info: dict[str, Any] = {}
         """What ``initialize`` said: protocolVersion, agentInfo, authMethods, agentCapabilities."""
@@ -133,16 +173,45 @@ class AcpAgent:
         self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
         self._stderr = open(self.stderr_path, "ab")  # noqa: SIM115 - closed in close()
         try:
-            self._conn, self._proc = await self._stack.enter_async_context(spawn_agent_process(
-                self._client, self.argv[0], *self.argv[1:], env=self.env, cwd=self.cwd,
-                transport_kwargs={"stderr": self._stderr.fileno(), "limit": DEFAULT_STDIO_BUFFER_LIMIT_BYTES,
-                                  "shutdown_timeout": SHUTDOWN_S}))
+            raw, writer, self._proc = await self._stack.enter_async_context(spawn_stdio_transport(
+                self.argv[0], *self.argv[1:], env=self.env, cwd=self.cwd, stderr=self._stderr.fileno(),
+                limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES, shutdown_timeout=SHUTDOWN_S))
         except OSError as exc:
             self._stderr.close()
             raise SurfaceError(f"cannot start the agent {self.argv[0]!r}: {exc.strerror or exc}",
                                "check the command after -- (is it installed and on PATH?)",
                                subcommand="spawn") from exc
+        clean = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+        self._sifter = asyncio.get_running_loop().create_task(self._sift(raw, clean))
+        self._stack.push_async_callback(self._stop_sifter)
+        self._conn = connect_to_agent(self._client, writer, clean)
+        self._stack.push_async_callback(self._conn.close)
         return self
+
+    async def _sift(self, raw: asyncio.StreamReader, clean: asyncio.StreamReader) -> None:
+        """Pass the agent's protocol messages on; log everything else it prints on stdout."""
+        try:
+            while line := await _read_line(raw):
+                if is_message(line):
+                    clean.feed_data(line if line.endswith(b"\n") else line + b"\n")
+                    continue
+                self.noise_lines += 1
+                shown = line.decode("utf-8", "replace").rstrip("\n")
+                shown = shown if len(shown) <= NOISE_SHOWN else shown[:NOISE_SHOWN] + "…"
+                if self._stderr is not None:
+                    self._stderr.write(f"[paneward] not a protocol message on stdout: {shown}\n"
+                                       .encode("utf-8", "replace"))
+                    self._stderr.flush()
+        except Exception as exc:  # noqa: BLE001 - the connection then sees the end of the stream
+            log.warning("reading the ACP agent's stdout: %s: %s", type(exc).__name__, exc)
+        finally:
+            clean.feed_eof()
+
+    async def _stop_sifter(self) -> None:
+        if self._sifter is not None and not self._sifter.done():
+            self._sifter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sifter
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()

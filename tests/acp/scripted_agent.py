@@ -14,7 +14,11 @@ The script (JSON) lists what the agent does on each prompt turn, in order:
   call's id, title and raw input, as Claude Code's adapter does; with ``full``, every field, as
   Gemini CLI does), and "run" the tool only when an ``allow_*`` option was selected;
 * ``{"sleep": SECONDS}``; ``{"fail": {"code": C, "message": M}}``: answer the prompt with that
-  error; ``{"crash": {"code": C, "stderr": TEXT}}``: print TEXT to stderr and exit with C at once.
+  error; ``{"crash": {"code": C, "stderr": TEXT}}``: print TEXT to stderr and exit with C at once;
+* ``{"print": TEXT}``: write TEXT as a raw line on stdout, the protocol's channel (what a careless
+  agent or one of its libraries does).
+
+Top level ``"hang_initialize": true``: never answer ``initialize`` (an agent stuck at start).
 
 Running a tool never executes anything: it is recorded (``{"event": "ran", ...}``) in the log, a
 JSONL file of everything the agent received (initialize, the session's cwd, each prompt's text,
@@ -69,6 +73,8 @@ class ScriptedAgent:
                          **kwargs: Any) -> InitializeResponse:
         self.record(event="initialize", client=client_info.name if client_info else None,
                     fs=bool(client_capabilities and client_capabilities.fs and client_capabilities.fs.write_text_file))
+        if self.script.get("hang_initialize"):
+            await asyncio.Event().wait()
         return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=AgentCapabilities(),
                                   agent_info=Implementation(name=self.script.get("agent_name", "scripted-acp"),
                                                             version="1.0"))
@@ -97,6 +103,9 @@ class ScriptedAgent:
                 sys.stderr.write(step["crash"].get("stderr", "") + "\n")
                 sys.stderr.flush()
                 os._exit(int(step["crash"].get("code", 1)))
+            elif "print" in step:
+                sys.stdout.write(step["print"] + "\n")
+                sys.stdout.flush()
             elif "tool" in step:
                 await self.tool(session_id, step)
         return PromptResponse(stop_reason=self.script.get("stop_reason", "end_turn"))

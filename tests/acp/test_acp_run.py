@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from supervisor.errors import EXIT_AGENT_EXITED, EXIT_ESCALATED, EXIT_OK, EXIT_USAGE
+from supervisor.errors import EXIT_AGENT_EXITED, EXIT_ESCALATED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tests.acp.helpers import (
     agent_argv,
     agent_log,
@@ -208,3 +208,43 @@ def test_an_agent_that_cannot_start_is_one_line(tmp_path: Path, sv_home: Path, c
 def test_acp_rejects_tmux_only_options(cli_env: dict) -> None:
     res = run_cli("run", "--acp", "--detach", "--", "gemini", "--acp", env=cli_env)
     assert res.returncode == EXIT_USAGE and "--detach does not go with --acp" in res.stderr
+
+
+def test_garbage_on_the_protocol_channel_does_not_stop_supervision(tmp_path: Path, sv_home: Path,
+                                                                   cli_env: dict) -> None:
+    script, log = write_agent_script(tmp_path, [[
+        {"print": "Loading extensions... done"},
+        {"print": "[1, 2, 3]"},
+        {"print": "42"},
+        {"print": '{"jsonrpc": "2.0", "id": "nobody-asked", "result": {}}'},
+        {"tool": LS},
+        {"say": "Listed."},
+    ]])
+    proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "list")
+    code, out, err = finish(proc)
+    assert code == EXIT_OK, (out, err)
+    assert ran(log) == ["ls -la"]
+    assert "Traceback" not in err and "Traceback" not in out, err
+    agent_stderr = next((sv_home / "logs").glob("acp-*.log")).read_text()
+    assert "not a protocol message on stdout: [1, 2, 3]" in agent_stderr
+
+
+def test_an_agent_stuck_at_start_can_be_stopped(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+    script, log = write_agent_script(tmp_path, [], hang_initialize=True)
+    proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "x")
+    try:
+        started = wait_for_event(sv_home, lambda e: e.kind == "note" and e.payload.get("type") == "acp_started",
+                                 "the agent's start")
+        retry_until(lambda: any(r["event"] == "initialize" for r in agent_log(log)), 30,
+                    message="the agent to receive initialize")
+        stop = run_cli("runs", "stop", started.run_id, env=cli_env)
+        assert stop.returncode == 0, stop.stderr
+        code, out, err = finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == EXIT_INTERRUPTED, (out, err)
+    _, evs = journal(sv_home)
+    assert evs[-1].kind == "run_ended" and evs[-1].payload["outcome"] == "stopped"
+    assert not any(e.kind == "task" and e.payload.get("status") == "started" for e in evs)

@@ -4,7 +4,9 @@ ACP (the permission request its ACP mode or adapter sends), under the shipped ba
 
 Claude Code's ACP adapter sends only the call's id, title (the command in backticks) and raw input in
 a permission request, after announcing the call's kind in a ``tool_call`` update; Gemini CLI sends
-the kind, the command as the title, locations and a diff, and no raw input. Both shapes are used
+the kind, the command as the title, locations and a diff, and no raw input; Codex's adapter sends
+the command as an argv list wrapped in ``/bin/bash -lc`` (commands only: its edit dialog names
+files without a diff, so there is no screen twin for an ACP edit). Both shapes are used
 as those agents send them, and once more live, through ``supervisor run --acp`` and a real
 scripted ACP agent subprocess, so the runner's own merging of the announcement into the request
 is what is judged."""
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from evals.styles import CWD, claude_edit, claude_permission, gemini_edit, gemini_permission
+from evals.styles import CWD, claude_edit, claude_permission, codex_permission, gemini_edit, gemini_permission
 from supervisor.classify import classify
 from supervisor.classify_acp import acp_screen
 from supervisor.decide import decide
@@ -46,9 +48,14 @@ EDITS = [  # (path, its cwd in braces, expected)
 CLAUDE_OPTIONS = [{"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
                   {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
                   {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]
+CODEX_OPTIONS = [{"optionId": "approved", "name": "Yes, proceed", "kind": "allow_once"},
+                 {"optionId": "approved-execpolicy-amendment",
+                  "name": "Yes, and don't ask again for commands that start with `x`", "kind": "allow_always"},
+                 {"optionId": "abort", "name": "No, and tell Codex what to do differently", "kind": "reject_once"}]
 GEMINI_OPTIONS = [{"optionId": "proceed_always", "name": "Allow for this session", "kind": "allow_always"},
                   {"optionId": "proceed_once", "name": "Allow", "kind": "allow_once"},
                   {"optionId": "cancel", "name": "Reject", "kind": "reject_once"}]
+OPTIONS = {"claude": CLAUDE_OPTIONS, "gemini": GEMINI_OPTIONS, "codex": CODEX_OPTIONS}
 
 
 def _command_call(agent: str, command: str, description: str) -> dict[str, Any]:
@@ -56,6 +63,11 @@ def _command_call(agent: str, command: str, description: str) -> dict[str, Any]:
     if agent == "claude":
         return {"toolCallId": "t1", "kind": "execute", "title": f"`{command}`",
                 "rawInput": {"command": command, "description": description}}
+    if agent == "codex":  # codex-acp: the command as an argv list wrapped in a login shell
+        return {"toolCallId": "t1", "kind": "execute", "title": command, "status": "pending",
+                "content": [{"type": "content", "content": {"type": "text", "text": description}}],
+                "rawInput": {"command": ["/bin/bash", "-lc", command], "cwd": CWD, "reason": description,
+                             "proposed_execpolicy_amendment": command.split()}}
     return {"toolCallId": "t1", "kind": "execute", "title": command, "status": "pending", "locations": [],
             "content": []}
 
@@ -79,21 +91,25 @@ def _screen_decision(agent: str, text: str, cwd: str = CWD) -> tuple[str, bool |
 
 
 def _acp_decision(agent: str, call: dict[str, Any], cwd: str = CWD) -> tuple[str, bool | None, str, str | None]:
-    options = CLAUDE_OPTIONS if agent == "claude" else GEMINI_OPTIONS
+    options = OPTIONS[agent]
     screen = acp_screen({"event": "permission", "tool_call": call, "options": options}, cwd=cwd, agent=agent)
     obs = classify(screen, POLICY)
     assert obs.state == "asking" and obs.prompt is not None and obs.agent == agent
     d = decide(obs, RunState(run_id="acp"), POLICY)
     if d.kind == "answer":  # an approval is the "once" option, never the persistent one
-        assert d.keys == [options[1]["optionId"]]
+        assert d.keys == [next(o["optionId"] for o in options if o["kind"] == "allow_once")]
+    if obs.prompt.risk.subject_kind == "command":  # the command itself, however the agent wraps it
+        assert obs.prompt.risk.subject == call["title"].strip("`")
     return d.kind, d.approves, obs.prompt.risk.level, obs.prompt.risk.subject_kind
 
 
-@pytest.mark.parametrize("agent", ["claude", "gemini"])
+SCREEN_COMMAND = {"claude": claude_permission, "gemini": gemini_permission, "codex": codex_permission}
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini", "codex"])
 @pytest.mark.parametrize(("command", "description", "expected"), COMMANDS)
 def test_commands_decide_alike(agent: str, command: str, description: str, expected: str) -> None:
-    draw = claude_permission if agent == "claude" else gemini_permission
-    on_screen = _screen_decision(agent, draw(command, description).text)
+    on_screen = _screen_decision(agent, SCREEN_COMMAND[agent](command, description).text)
     over_acp = _acp_decision(agent, _command_call(agent, command, description))
     assert on_screen[0] == expected
     assert over_acp[:2] == on_screen[:2], (over_acp, on_screen)
@@ -114,35 +130,36 @@ def test_edits_decide_alike(agent: str, path: str, expected: str) -> None:
     assert over_acp[3] == "path"
 
 
-@pytest.mark.parametrize("agent", ["claude", "gemini"])
+@pytest.mark.parametrize("agent", ["claude", "gemini", "codex"])
 def test_live_acp_run_decides_as_the_screen_does(agent: str, tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     """The same requests through the real runner: the scripted agent announces each call (kind,
     title, raw input or locations) and asks as the real agent does; each escalation is answered
-    "Reject" with ``supervisor runs answer``."""
+    with its reject option through ``supervisor runs answer``."""
     work = tmp_path / "app"  # the session's directory: edits are placed against it on both surfaces
     work.mkdir()
     cwd = str(work)
     steps: list[dict[str, Any]] = []
     expected: list[tuple[str, bool | None]] = []
-    options = CLAUDE_OPTIONS if agent == "claude" else GEMINI_OPTIONS
+    options = OPTIONS[agent]
     for command, description, _ in COMMANDS:
         call = _command_call(agent, command, description)
         steps.append(_step(agent, call, options))
         text = (claude_permission(command, description, cwd=cwd) if agent == "claude"
-                else gemini_permission(command, description)).text
+                else SCREEN_COMMAND[agent](command, description)).text
         expected.append(_screen_decision(agent, text, cwd)[:2])
-    for path_in, _ in EDITS:
+    for path_in, _ in EDITS if agent != "codex" else []:
         path = path_in.format(cwd=cwd)
         steps.append(_step(agent, _edit_call(agent, path), options))
         draw_edit = claude_edit if agent == "claude" else gemini_edit
         expected.append(_screen_decision(agent, draw_edit(path, ["- x = 1", "+ x = 2"]).text, cwd)[:2])
-    script, _log = write_agent_script(tmp_path, [steps], agent_name="claude-code-acp" if agent == "claude" else
-                                      "gemini")
+    names = {"claude": "claude-code-acp", "gemini": "gemini", "codex": "codex-acp"}
+    script, _log = write_agent_script(tmp_path, [steps], agent_name=names[agent])
+    reject = next(o["optionId"] for o in options if o["kind"] == "reject_once")
     proc = start_run(cli_env, work, agent_argv(script), "--task", "go")
     try:
         for n in range(1, sum(1 for e in expected if e[0] == "escalate") + 1):
             retry_until(lambda n=n: _pauses(sv_home) >= n, 30, message=f"escalation {n}")
-            ok = run_cli("runs", "answer", "last", "Reject", env=cli_env)
+            ok = run_cli("runs", "answer", "last", reject, env=cli_env)
             assert ok.returncode == 0, ok.stderr
         code, out, err = finish(proc)
     finally:
