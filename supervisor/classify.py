@@ -212,6 +212,7 @@ class _Rules:
     cwd_patterns: list[re.Pattern[str]]
     agent_cwd_patterns: dict[str, list[re.Pattern[str]]]
     footers: dict[str, re.Pattern[str]]
+    title_dirs: dict[str, list[re.Pattern[str]]]
     write_paths: list[tuple[str, RiskLevel, Matcher]]
     outside_project: RiskLevel
 
@@ -249,6 +250,8 @@ def _grammar(policy: Policy) -> dict[str, Any]:
         "cwd_patterns": [re.compile(x, re.I) for x in c.cwd_patterns],
         "agent_cwd_patterns": {name: [re.compile(x, re.I) for x in p.cwd_patterns]
                                for name, p in policy.agents.items()},
+        "title_dirs": {name: [re.compile(x, re.I) for x in p.title_directory]
+                       for name, p in policy.agents.items() if p.title_directory},
         "footers": {name: re.compile("|".join(f"(?:{x})" for x in p.footer), re.I)
                     for name, p in policy.agents.items() if p.footer},
         "write_paths": [(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.write_risk.paths],
@@ -693,11 +696,13 @@ _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/
 _HOME = re.compile(r"^(/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
 
 
-def _place(path: str, cwd: str) -> tuple[str, str]:
+def _place(path: str, cwd: str, dirname: str = "") -> tuple[str, str]:
     """Where a written path lands: ``(inside | outside | unknown, the path as judged)``, home paths
     shown ``~/...``. Relative paths resolve against ``cwd``; ``~`` is the home seen in the directory
     or the path (``/home/dev``). Without a directory, a relative path that does not climb out
-    (``..``) stays inside, a home path is outside, and any other absolute path cannot be placed."""
+    (``..``) stays inside, a home path is outside, an absolute path with no directory named
+    ``dirname`` (the directory's name, when only that is known) on its way is outside, and any other
+    absolute path cannot be placed."""
     p = path.strip().strip("'\"`").rstrip(":,.")
     home = next((m.group(1) for m in (_HOME.match(cwd), _HOME.match(p)) if m), "")
 
@@ -717,9 +722,18 @@ def _place(path: str, cwd: str) -> tuple[str, str]:
     p = posixpath.normpath(p)
     shown = "~" + p[len(home):] if home and (p == home or p.startswith(home + "/")) else p
     if not root:
-        return "unknown", shown
+        return ("outside" if dirname and dirname not in p.split("/") else "unknown"), shown
     root = posixpath.normpath(root)
     return ("inside" if p == root or p.startswith(root.rstrip("/") + "/") else "outside"), shown
+
+
+def _title_dirname(rules: _Rules, agent: str, title: str) -> str:
+    """The name of the agent's working directory as its pane title shows it (``AgentProfile.title_directory``)."""
+    for rx in rules.title_dirs.get(agent, []) if title else ():
+        m = rx.search(title.strip())
+        if m is not None and m.group("name") and "/" not in m.group("name"):
+            return m.group("name")
+    return ""
 
 
 def _header_cwd(view: _View, agent: str, screen: Screen) -> str:
@@ -746,8 +760,9 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
     # a permission dialog, or a prompt whose options were not all parsed, might.
     neutral_menu = (prompt.kind not in _WORK_KINDS and bool(prompt.options)
                     and not any(o.approves for o in prompt.options))
+    dirname = "" if cwd or kind not in ("path", "command") else _title_dirname(view.rules, agent, screen.title)
     return _risk(view.rules, kind, subject, view.lines[top:bottom + 1], prompt.question, cwd, prompt.kind,
-                 needs_subject=not neutral_menu)
+                 needs_subject=not neutral_menu, dirname=dirname)
 
 
 def assess_risk(policy: Policy, *, subject_kind: SubjectKind | None, subject: str, dialog: list[str],
@@ -761,7 +776,7 @@ def assess_risk(policy: Policy, *, subject_kind: SubjectKind | None, subject: st
 
 
 def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str], question: str, cwd: str,
-          prompt_kind: PromptKind, needs_subject: bool = True) -> RiskAssessment:
+          prompt_kind: PromptKind, needs_subject: bool = True, dirname: str = "") -> RiskAssessment:
     """Every danger pattern over the dialog's lines; a write judged by where its path lands; ``unknown``
     when no subject could be identified (or a write cannot be placed) for a prompt that
     ``needs_subject`` (one that can approve something)."""
@@ -792,7 +807,7 @@ def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str
         if any(pat.search(t) is not None for t in hit):
             flag(name, lvl)
     if kind == "path" and prompt_kind != "trust_dialog":
-        where, shown = _place(subject, cwd)
+        where, shown = _place(subject, cwd, dirname)
         for name, lvl, pat in rules.write_paths:
             if pat.search(shown) is not None or pat.search(subject) is not None:
                 flag(name, lvl)

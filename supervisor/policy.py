@@ -251,6 +251,10 @@ class AgentProfile(_P):
     acp_subjects: list[AcpSubject] = Field(default_factory=list)
     """Where its ACP permission requests name their subject (tried before ``classifier.acp_subjects``):
     Gemini CLI puts the shell command only in the tool call's title."""
+    title_directory: list[str] = Field(default_factory=list)
+    """Regexes with a ``name`` group for the name of its working directory in the pane title it
+    sets (``Qwen - work``). Where the full directory is not known, a write to an absolute path with
+    no directory of that name on its way lands outside the project (never the other way round)."""
     footer: list[str] = Field(default_factory=list)
     """Regexes for the last line it draws under its composer (Gemini CLI's directory, sandbox and
     model line), for an agent that does not clear the screen when the pane is resized: rows below
@@ -271,7 +275,7 @@ class AgentProfile(_P):
     for 3s") and shows no spinner while text streams in: output below the user's last message that
     stops mid-sentence, with no completion line after it, is an answer still coming in."""
 
-    @field_validator("markers", "input_lines", "composer_header", "cwd_patterns", "footer")
+    @field_validator("markers", "input_lines", "composer_header", "cwd_patterns", "footer", "title_directory")
     @classmethod
     def _valid(cls, v: list[str]) -> list[str]:
         return _check_regexes(v)

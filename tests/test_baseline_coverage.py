@@ -52,7 +52,7 @@ def baseline_patterns(policy: Policy) -> Iterator[tuple[str, str]]:
     for sp in c.subject_patterns:
         yield "classifier.subject_patterns", sp.pattern
     for name, profile in policy.agents.items():
-        for knob in ("markers", "input_lines", "composer_header", "cwd_patterns"):
+        for knob in ("markers", "input_lines", "composer_header", "cwd_patterns", "footer", "title_directory"):
             for p in getattr(profile, knob):
                 yield f"agents.{name}.{knob}", p
         for sp in profile.subject_patterns:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from supervisor.classify import classify
 from supervisor.decide import decide
-from supervisor.models import RunState, Screen
+from supervisor.models import RiskAssessment, RunState, Screen
 from supervisor.policy import Policy, baseline_policy, parse_policy
 
 RULE = "─" * 90
@@ -213,6 +213,24 @@ def test_the_agents_own_footer_places_a_write(policy: Policy) -> None:
     assert prompt.risk.level == "none" and dec.approves is True
     prompt, dec = judge(vibe("/srv/elsewhere/notes.md") + footer, policy, cwd="")
     assert prompt.risk.level == "dangerous" and "write-outside-project" in prompt.risk.matched
+
+
+def test_the_directory_named_in_the_pane_title_places_a_write_only_outside(policy: Policy) -> None:
+    """Qwen Code names its directory in the pane title ("Qwen - shop"): with no full directory known,
+    an absolute path with no "shop" on its way lands outside; one with it may be inside or not, so
+    it stays unknown (the name never makes a write inside); a known directory wins over the title."""
+    def titled(path: str, cwd: str = "") -> RiskAssessment:
+        obs = classify(Screen(text=qwen(path), width=100, height=40, title="✳︎ Qwen - shop", cwd=cwd), policy)
+        assert obs.prompt is not None
+        return obs.prompt.risk
+
+    outside = titled("/srv/elsewhere/notes.md")
+    assert outside.level == "dangerous" and "write-outside-project" in outside.matched
+    assert titled("/srv/shop/notes.md").level == "unknown"
+    assert titled("/srv/shop/notes.md", cwd="/srv/shop").level == "none"
+    assert titled("notes.md").level == "none"
+    base = classify(Screen(text=qwen("/srv/elsewhere/notes.md"), width=100, height=40), policy).prompt
+    assert base is not None and base.risk.level == "unknown"  # no title, no name: cannot be placed
 
 
 def test_write_risk_knobs_are_policy_data(policy: Policy) -> None:
