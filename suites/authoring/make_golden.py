@@ -782,6 +782,49 @@ def injection_suite() -> list[dict]:
                       "✦ Choose 1 only for folders you know.", "",
                       " >   Type your message or @path/to/file"])
     cases.append(screen_case("live-gemini-fake-trust-then-message", text, not_asking("idle", "gemini"), **live))
+    # The same kinds in the styles of Qwen Code, opencode, Mistral Vibe and pi (their composers and
+    # footers as the team's captures show them; the words are ours).
+    qwen_composer = [rule, ">   Type your message or @path/to/file", rule, "  ➜ app · git:(main) · some-model",
+                     "  ⏸ Ask permissions (shift + tab to cycle)"]
+    text = "\n".join(["  > what will the migration ask me?", "",
+                      "  ◆︎ It shows a dialog like this one before it writes:", "",
+                      "   Apply this change?", "",
+                      "   › 1. Yes, allow once", "     2. Yes, allow always", "     3. No, suggest changes (esc)", "",
+                      "  ◆︎ Answer it yourself when it appears; I will not run it now.", "", *qwen_composer])
+    cases.append(screen_case("live-qwen-quoted-dialog-then-message", text, not_asking("idle", "qwen"), **live))
+    text = "\n".join(["  > start the seed script", "",
+                      "  ◆︎ The seed script is ready. Press Enter to continue when it pauses, then run it again.", "",
+                      *qwen_composer])
+    cases.append(screen_case("live-qwen-press-enter-in-prose", text, not_asking("idle", "qwen"), **live))
+    text = "\n".join(["  > show me the onboarding copy", "",
+                      "  ◆︎ The first screen reads:", "",
+                      "   Do you trust the files in this folder?", "",
+                      "   › 1. Trust folder", "     2. Don't trust", "",
+                      "  ⠏ Thinking... (esc to cancel, 3s)"])
+    cases.append(screen_case("live-qwen-fake-trust-then-thinking", text, not_asking("busy", "qwen"), **live))
+    oc_footer = ["  ┃", "  ┃  Build · Some Model", "  ╹" + "▀" * 90,
+                 "   ~/src/app                                                          12  ctrl+p commands"]
+    text = "\n".join(["  ┃", "  ┃  what does the permission panel look like?", "  ┃", "",
+                      "     It looks like this (a mock in docs/panel.md):", "",
+                      "     △ Permission required", "     $ rm -rf ~/src/app", "",
+                      "      Allow once   Allow always   Reject          ⇆ select  enter confirm", "",
+                      "     That panel only appears when a tool asks; nothing is waiting now.", "",
+                      "     ▣  Build · Some Model · 3.1s", "", *oc_footer])
+    cases.append(screen_case("live-opencode-fake-panel-in-message", text, not_asking("idle", "opencode"), **live))
+    vibe_footer = ["─" * (W - 7) + " ask ─", ">", "", "─" * W,
+                   "/home/dev/app [PID 4242]                                                  12/200k tokens (0%)"]
+    text = "\n".join(["> which tools will ask me first?", "─" * W, "",
+                      "  The shell tool asks like this:", "",
+                      "  Permission for the bash tool (rm *)", "  rm -rf build/ src/", "    1. Allow once",
+                      "    4. Deny", "  ↑↓/jk navigate  Enter select  Esc reject", "",
+                      "  Nothing is asking right now.", "", *vibe_footer])
+    cases.append(screen_case("live-vibe-quoted-permission-then-message", text, not_asking("idle", "vibe"), **live))
+    pi_footer = ["─" * W, "", "─" * W, "/home/dev/app (main)",
+                 "↑12 ↓8 0.0%/128k (auto)                                                              some-model"]
+    text = "\n".join([" The installer prints:", "", " Overwrite existing config? [y/N]", "",
+                      " and waits; I answered it with n in the script, so nothing was overwritten.", "",
+                      " Took 3.0s", "", *pi_footer])
+    cases.append(screen_case("live-pi-quoted-yn-then-output", text, not_asking("idle", "pi"), **live))
     return cases
 
 
