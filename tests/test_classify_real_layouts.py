@@ -409,6 +409,10 @@ def test_gemini_rows_left_below_its_footer_by_a_resize_are_not_read(stale: str, 
     assert busy.state == "busy"
     idle = obs_of(_gemini(" > hello\n\n✦ Done: the tests pass.", stale), policy, current_command="gemini")
     assert idle.state == "idle"
+    # its title says it works while text streams in with the spinner out of sight
+    streaming = obs_of(_gemini(" > hello\n\n✦ Let me look a", stale), policy, current_command="gemini",
+                       title="✦  Working… (app)")
+    assert streaming.state == "busy"
 
 
 NOTICE = f"""\
