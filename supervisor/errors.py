@@ -124,7 +124,3 @@ class JudgeError(SupervisorError):
     """The LLM judge failed (after retries); callers fail safe by escalating."""
 
     exit_code = EXIT_ENVIRONMENT
-
-
-class BudgetExceeded(JudgeError):
-    """A judge budget (per run or per day) would be exceeded by one more call."""

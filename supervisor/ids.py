@@ -36,12 +36,3 @@ def new_id(prefix: str = "") -> str:
             rand = int.from_bytes(os.urandom(10), "big") >> 1  # leave headroom for increments
         _last_ms, _last_rand = ms, rand
     return prefix + _encode(ms, 10) + _encode(rand, 16)
-
-
-def id_time(ulid: str) -> float:
-    """Seconds since the epoch encoded in an id made by :func:`new_id` (prefix stripped)."""
-    body = ulid[-26:]
-    ms = 0
-    for ch in body[:10]:
-        ms = ms * 32 + _ALPHABET.index(ch)
-    return ms / 1000.0

@@ -90,11 +90,6 @@ def resumable_run(settings: Any, pane_id: str, socket: str | None, *, pane_pid: 
     return None
 
 
-def live_run_on(settings: Any, pane_id: str, socket: str | None) -> UnendedRun | None:
-    """A run on this pane that a live supervisor holds right now."""
-    return next((r for r in unended_runs(settings) if r.live and r.pane_id == pane_id and r.socket == socket), None)
-
-
 def close_run(settings: Any, run: UnendedRun, outcome: str, reason: str) -> None:
     with Journal(run.path, run.run_id) as j:
         j.append("run_ended", {"outcome": outcome, "reason": reason, "exit_code": None, "pane_id": run.pane_id,

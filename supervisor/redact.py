@@ -411,7 +411,3 @@ def _walk(value: Any, fn: Callable[..., str]) -> Any:
     if isinstance(value, list | tuple):
         return [_walk(v, fn) for v in value]
     return value
-
-
-def rule_names() -> list[str]:
-    return [name for name, _pat, _g in _RULES]

@@ -73,12 +73,6 @@ class RawScreen:
 
         return normalize(self.text)
 
-    @property
-    def plain_scrollback(self) -> str:
-        from supervisor.screen import normalize
-
-        return normalize(self.scrollback) if self.scrollback else ""
-
 
 OutputCallback = Callable[[OutputEvent], None]
 

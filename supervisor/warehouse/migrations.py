@@ -883,10 +883,6 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
 """Applied in this order; the position (1-based) is the version recorded."""
 
 
-def migration_name(fn: Callable[[Connection], None]) -> str:
-    return fn.__name__
-
-
 def apply_migrations(con: Connection, upto: int | None = None) -> list[str]:
     """Apply every migration not yet recorded (up to version ``upto``). Returns the names applied."""
     con.execute(

@@ -265,10 +265,3 @@ def _fold_decision(state: WorkflowState, d: dict[str, Any]) -> None:
         state.ai_tried_pause_at = state.paused_at
     if d.get("handoff_kind") and d.get("text") and d.get("decision_id"):
         state.awaiting_handoff[d["decision_id"]] = {"text": d["text"], "kind": d["handoff_kind"]}
-
-
-def rebuild(spec: Any, events: list[Event], run_id: str = "") -> WorkflowState:
-    state = initial_state(spec, run_id)
-    for ev in events:
-        fold(state, ev)
-    return state
