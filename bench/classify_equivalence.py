@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from supervisor.classify import classify  # noqa: E402
-from supervisor.cli.classify_cmds import _fresh_run_state  # noqa: E402
+from supervisor.cli.classify_cmds import fresh_run_state  # noqa: E402
 from supervisor.decide import decide  # noqa: E402
 from supervisor.models import Screen  # noqa: E402
 from supervisor.policy import baseline_policy  # noqa: E402
@@ -152,7 +152,7 @@ def all_screens() -> list[tuple[str, Screen]]:
 
 def record(sid: str, screen: Screen, policy) -> dict:
     obs = classify(screen, policy)
-    dec = decide(obs, _fresh_run_state(), policy, policy_id=policy.policy_id)
+    dec = decide(obs, fresh_run_state(), policy, policy_id=policy.policy_id)
     return {"id": sid, "obs": obs.model_dump(mode="json"), "decision": dec.model_dump(mode="json")}
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import getpass
 import logging
 import os
 import socket as socketlib
@@ -56,7 +55,7 @@ from supervisor.models import Action, Decision, Event, Friction, FrictionKind, O
 from supervisor.redact import clip
 from supervisor.runner import BUSY_JOURNAL_EVERY_S, RunConfig
 from supervisor.runstate import RunFold, new_instance_id
-from supervisor.settings import Settings
+from supervisor.settings import Settings, user_name
 
 log = logging.getLogger(__name__)
 
@@ -233,8 +232,10 @@ class AcpRunner:
 
     def _say(self, text: str) -> None:
         if self.echo is not None:
-            with contextlib.suppress(Exception):
+            try:
                 self.echo(text)
+            except Exception:  # noqa: BLE001 - a printer must not stop supervision
+                log.warning("echo failed", exc_info=True)
 
     # -- the run ------------------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -296,16 +297,12 @@ class AcpRunner:
         policies = {self.policy_id: self.policy.canonical()}
         for sh in self.shadows:
             policies[sh.policy_id] = sh.policy.canonical()
-        try:
-            user = getpass.getuser()
-        except Exception:  # noqa: BLE001 - no user name in this environment
-            user = ""
         self._append("run_started", {
             "run_id": self.run_id, "command": self.command, "surface": "acp", "pane_id": None, "pane_pid": None,
             "session": None, "socket": None, "policy_id": self.policy_id, "policy_name": self.policy.name,
             "shadow_policy_ids": [sh.policy_id for sh in self.shadows], "policies": policies, "agent": self.agent,
             "cwd": self.cwd, "task": self.config.task, "turns": self.config.turns, "exit_on_finish": False,
-            "host": socketlib.gethostname(), "pid": os.getpid(), "user": user, "package_version": __version__,
+            "host": socketlib.gethostname(), "pid": os.getpid(), "user": user_name(), "package_version": __version__,
         })
 
     async def _session_or_end(self) -> bool:

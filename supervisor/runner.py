@@ -41,7 +41,6 @@ what the human selected when the screen shows it.
 from __future__ import annotations
 
 import contextlib
-import getpass
 import logging
 import os
 import queue
@@ -65,7 +64,7 @@ from supervisor.models import Action, Decision, Event, Friction, FrictionKind, O
 from supervisor.policy import Policy
 from supervisor.redact import clip
 from supervisor.runstate import DISMISS_GRACE_S, RunFold, new_instance_id
-from supervisor.settings import Settings
+from supervisor.settings import Settings, user_name
 from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen, Surface
 
 log = logging.getLogger(__name__)
@@ -304,7 +303,7 @@ class PaneRunner:
                 "shadow_policy_ids": [sh.policy_id for sh in self.shadows], "policies": policies,
                 "agent": self.known_agent, "cwd": info.current_path or os.getcwd(), "task": self.config.task,
                 "turns": self.config.turns, "exit_on_finish": self.config.exit_on_finish,
-                "host": socketlib.gethostname(), "pid": os.getpid(), "user": _user(), "package_version": __version__,
+                "host": socketlib.gethostname(), "pid": os.getpid(), "user": user_name(), "package_version": __version__,
             })
             if self.config.task:
                 self.queue_task(self.config.task, source="run --task")
@@ -1125,13 +1124,6 @@ def block_signals() -> None:
 
     with contextlib.suppress(AttributeError, ValueError, OSError):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001
-        return ""
 
 
 class WarehouseFeeder:

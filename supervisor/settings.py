@@ -12,6 +12,7 @@ every project land in one place; environment variables and CLI flags point elsew
 
 from __future__ import annotations
 
+import getpass
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,6 +20,15 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "supervisor"
+
+
+def user_name(default: str = "") -> str:
+    """The login name of whoever runs this, or ``default`` where there is none (a container whose
+    uid has no passwd entry and no ``$USER``): journals, approvals and the registry record it."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no name: OSError from Python 3.13, the passwd lookup's KeyError before
+        return default
 
 
 def default_home() -> Path:

@@ -10,7 +10,6 @@ waits (``--wait``) until the supervisor's journal says it took it or why it did 
 from __future__ import annotations
 
 import asyncio
-import getpass
 import shlex
 import signal
 import time
@@ -33,7 +32,7 @@ from supervisor.errors import (
     InputError,
     UsageError,
 )
-from supervisor.settings import Settings
+from supervisor.settings import Settings, user_name
 
 if TYPE_CHECKING:  # the runner and the journal load when a command runs, not for `runs --help`
     from supervisor.models import Event
@@ -145,10 +144,7 @@ def answer_cmd(ctx: click.Context, run_id: str, option: str, wait_s: float) -> N
     if not is_live(s, run_id):
         raise EnvironmentProblem(f"run {run_id} has no live supervisor to send the answer",
                                  "an ACP agent ends with its supervisor: start a new run")
-    try:
-        by = getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name in this environment
-        by = "human"
+    by = user_name("human")
     offset = path.stat().st_size
     rid = write_request(s, run_id, "answer", option=str(chosen["optionId"]), signature=pause.get("signature"),
                         by=by)

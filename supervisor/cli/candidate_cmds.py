@@ -19,7 +19,6 @@ gate file that cannot be read); ``promote-candidate`` 1 when the latest gate did
 from __future__ import annotations
 
 import datetime as dt
-import getpass
 import json
 from pathlib import Path
 from typing import Any
@@ -28,17 +27,11 @@ import click
 
 from supervisor.cli import settings_from
 from supervisor.cli.eval_cmds import eval_group, parse_since, table_console
+from supervisor.settings import user_name
 
 _CANDIDATES_DIR = click.option("--candidates-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                                help="Folder of candidates (default: $SUPERVISOR_CANDIDATES or the project's "
                                     "candidates/).")
-
-
-def _me() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name in this environment
-        return "unknown"
 
 
 def _when(t: float | None) -> str:
@@ -126,7 +119,7 @@ def new_candidate_cmd(ctx: click.Context, from_arg: str, name: str, objective: s
     settings = settings_from(ctx)
     parent = _resolve_parent(settings, from_arg)
     c = write_candidate(name, {}, parent=from_arg, parent_policy=parent.policy, objective=objective,
-                        why=why, author=author or _me(), root=candidates_dir)
+                        why=why, author=author or user_name("unknown"), root=candidates_dir)
     click.echo(f"created candidate {c.candidate_id} at {c.path} (from {from_arg}, {parent.policy.policy_id})")
     click.echo(f"edit {c.path / 'policy.yaml'} (it extends its parent: add only what changes), then: "
                f"supervisor eval review-candidate {name}")
@@ -242,7 +235,7 @@ def propose_cmd(ctx: click.Context, objective: str, budget: int, seed: int, from
     parent = _resolve_parent(settings, from_arg)
     made = propose(settings, objective, parent=parent, parent_arg=from_arg, budget=budget, seed=seed,
                    run_ids=run_ids, since=parse_since(since), min_support=min_support, candidates_root=candidates_dir,
-                   suites_root=suites_dir, author=_me())
+                   suites_root=suites_dir, author=user_name("unknown"))
     if as_json:
         click.echo(json.dumps([c.manifest.model_dump(mode="json") | {"path": str(c.path)} for c in made],
                               ensure_ascii=False))
@@ -277,7 +270,7 @@ def canary_start_cmd(ctx: click.Context, candidate_id: str, by: str | None, reas
     from evals.registry import start_canary
 
     c = load_candidate(candidate_id, candidates_dir)
-    e = start_canary(settings_from(ctx), candidate_id, c.policy, by=by or _me(), reason=reason)
+    e = start_canary(settings_from(ctx), candidate_id, c.policy, by=by or user_name("unknown"), reason=reason)
     click.echo(f"{candidate_id} ({c.policy.policy_id}) is on shadow canary ({e.registry_event_id}); new runs carry it "
                f"as a shadow. See: supervisor eval canary report {candidate_id}")
 
@@ -298,7 +291,7 @@ def canary_limited_cmd(ctx: click.Context, candidate_id: str, fraction: float, b
     from evals.registry import start_limited
 
     c = load_candidate(candidate_id, candidates_dir)
-    e = start_limited(settings_from(ctx), candidate_id, c.policy, fraction, by=by or _me(), reason=reason)
+    e = start_limited(settings_from(ctx), candidate_id, c.policy, fraction, by=by or user_name("unknown"), reason=reason)
     click.echo(f"{candidate_id} drives {fraction:.0%} of new runs ({e.registry_event_id}); the rest keep "
                f"{e.previous_policy_id}. See: supervisor eval canary report {candidate_id}")
 
@@ -312,7 +305,7 @@ def canary_stop_cmd(ctx: click.Context, candidate_id: str, by: str | None, reaso
     """End CANDIDATE's shadow canary or limited rollout."""
     from evals.registry import stop
 
-    e = stop(settings_from(ctx), candidate_id, by=by or _me(), reason=reason)
+    e = stop(settings_from(ctx), candidate_id, by=by or user_name("unknown"), reason=reason)
     click.echo(f"{candidate_id} is off canary ({e.registry_event_id})")
 
 

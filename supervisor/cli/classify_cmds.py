@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the classifier loads when the command runs, not for --help 
     from supervisor.policy import Policy
 
 
-def _fresh_run_state() -> RunState:
+def fresh_run_state() -> RunState:
     """A run that has been working for a minute and produced output a second ago: busy screens
     wait, prompts are answered as in a fresh run (no strikes, no cooldown, budget intact), an
     idle screen finishes (as if it were the last confirmation)."""
@@ -64,7 +64,7 @@ def classify_file(path: Path, policy: Policy, policy_id: str, cwd: str = "") -> 
     screen = make_screen(_read(path), width=200, height=50)
     screen.cwd = cwd
     obs = classify(screen, policy)
-    dec = decide(obs, _fresh_run_state(), policy, policy_id=policy_id)
+    dec = decide(obs, fresh_run_state(), policy, policy_id=policy_id)
     record = {
         "path": str(path),
         "state": obs.state,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import os
 import shlex
 import signal
@@ -35,6 +36,8 @@ from supervisor.errors import (
 )
 from supervisor.settings import Settings
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:  # the runner and the policy load when a command runs, not for --help (bench/cli_start.py)
     from supervisor.models import Event
     from supervisor.policy import Policy
@@ -56,6 +59,7 @@ def resolve_policy(settings: Settings, path: Path | None) -> Policy:
     try:
         pol = promoted_policy(settings)
     except Exception:  # noqa: BLE001 - a broken registry must not stop supervision
+        log.warning("the promotion registry could not be read; supervising under the baseline", exc_info=True)
         return baseline_policy()
     return pol if isinstance(pol, Policy) else baseline_policy()
 
@@ -108,13 +112,14 @@ def _task_options(f: Any) -> Any:
     return f
 
 
-def _surface(settings: Settings, poll: float | None) -> Any:
+def tmux_surface(settings: Settings, poll: float | None) -> Any:
+    """The tmux surface on the invocation's socket (control-mode events, or polling every ``poll`` seconds)."""
     from supervisor.surfaces.tmux import TmuxSurface
 
     return TmuxSurface(settings.tmux_socket, poll_s=poll)
 
 
-def _printer(sup: Supervisor, *, quiet: bool = False) -> None:
+def print_events(sup: Supervisor, *, quiet: bool = False) -> None:
     """Print answers, pauses, resumes and run ends as they are journaled."""
 
     def on_journal(runner: PaneRunner, ev: Event) -> None:
@@ -178,7 +183,7 @@ def _clean_exit(r: PaneRunner) -> bool:
             and not fold.queued_tasks and fold.current_task is None and r.config.turns is None)
 
 
-def _supervise(sup: Supervisor, *, duration: float | None = None) -> bool:
+def supervise_foreground(sup: Supervisor, *, duration: float | None = None) -> bool:
     """Run the loop in the foreground; Ctrl-C or SIGTERM stops it. True if interrupted."""
     interrupted = False
 
@@ -252,13 +257,13 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
     if acp:
         from supervisor.cli.acp_cmds import run_acp
 
-        ctx.exit(run_acp(settings, config, list(command), _printer, spec_path=spec_path))
+        ctx.exit(run_acp(settings, config, list(command), print_events, spec_path=spec_path))
     from supervisor.redact import redact
     from supervisor.workflow.live import load_runnable_spec, make_supervisor
 
     if spec_path is not None:
         load_runnable_spec(spec_path)  # refuse a draft before starting anything
-    surface = _surface(settings, poll)
+    surface = tmux_surface(settings, poll)
     name = session or f"sv-{os.urandom(3).hex()}"
     pane = surface.new_session(name, list(command), width=width, height=height, cwd=os.getcwd())
     if detach:
@@ -269,11 +274,11 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
         ctx.exit(EXIT_OK)
     sup = make_supervisor(surface, settings, config, spec_path=spec_path, echo=console.print,
                           socket=settings.tmux_socket)
-    _printer(sup, quiet=True)
+    print_events(sup, quiet=True)
     runner = sup.add_pane(pane, command=list(command))
     console.print(f"supervising [bold]{redact(shlex.join(command))}[/] in tmux session {name} pane {pane.pane_id} "
                   f"(run {runner.run_id}); watch it: {_tmux(settings)} attach -t {name}")
-    interrupted = _supervise(sup)
+    interrupted = supervise_foreground(sup)
     if runner.outcome in ("finished", "escalated", "stopped"):
         console.print(f"the agent is still in tmux session {name}: {_tmux(settings)} attach -t {name}")
     elif runner.outcome == "lost":
@@ -341,16 +346,16 @@ def attach_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path
                      turns=turns)
     from supervisor.workflow.live import make_supervisor
 
-    surface = _surface(settings, poll)
+    surface = tmux_surface(settings, poll)
     infos = [_find_pane(surface, settings, p) for p in panes]
     sup = make_supervisor(surface, settings, config, spec_path=spec_path, run_id=run_id, echo=console.print,
                           socket=settings.tmux_socket, auto_resume=True)
-    _printer(sup)
+    print_events(sup)
     runners = [sup.add_pane(i) for i in infos]
     for r in runners:
         if r.resuming and config.task:
             r.queue_task(config.task, source="attach --task")
-    interrupted = _supervise(sup)
+    interrupted = supervise_foreground(sup)
     ctx.exit(_exit_code(runners, interrupted))
 
 
@@ -404,9 +409,9 @@ def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path,
 
     settings = settings_from(ctx).ensure()
     config = _config(settings, policy_path, shadows)
-    surface = _surface(settings, poll)
+    surface = tmux_surface(settings, poll)
     sup = Supervisor(surface, settings, config, socket=settings.tmux_socket, renew_finished=True, auto_resume=True)
-    _printer(sup)
+    print_events(sup)
     if panes:
         for p in panes:
             sup.add_pane(_find_pane(surface, settings, p))
@@ -420,7 +425,7 @@ def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path,
         found = sup.scan()
         console.print(f"watching {_tmux(settings)}: {len(found)} agent pane(s)"
                       + (f" ({', '.join(r.pane_id for r in found)})" if found else "") + "; Ctrl-C to stop")
-    interrupted = _supervise(sup, duration=duration)
+    interrupted = supervise_foreground(sup, duration=duration)
     runners = sup.ended
     if interrupted:
         ctx.exit(EXIT_ESCALATED if any(r.outcome == "escalated" for r in runners) else EXIT_INTERRUPTED)

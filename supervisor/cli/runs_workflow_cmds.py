@@ -151,11 +151,11 @@ def resume_cmd(ctx: click.Context, run_id: str, no_attach: bool, timeout: float 
 
 def _resume_plain(s: Settings, run_id: str, pane_id: str, started: dict[str, Any], timeout: float | None) -> Any:
     """Supervise a run without a spec again, in the foreground, on its pane."""
-    from supervisor.cli.live_cmds import _printer, _supervise, _surface
+    from supervisor.cli.live_cmds import print_events, supervise_foreground, tmux_surface
     from supervisor.errors import PaneGone
     from supervisor.runner import RunConfig, Supervisor
 
-    surface = _surface(s, None)
+    surface = tmux_surface(s, None)
     try:
         info = surface.pane_info(pane_id)
     except PaneGone as exc:
@@ -168,10 +168,10 @@ def _resume_plain(s: Settings, run_id: str, pane_id: str, started: dict[str, Any
     config = RunConfig(policy=_current_policy(s, None), exit_on_finish=bool(started.get("exit_on_finish")),
                        task=started.get("task"), turns=started.get("turns"), command=started.get("command"))
     sup = Supervisor(surface, s, config, socket=s.tmux_socket)
-    _printer(sup)
+    print_events(sup)
     console.print(f"re-attaching to pane {pane_id} as run {run_id}")
     runner = sup.add_pane(info, run_id=run_id, resume=True)
-    _supervise(sup, duration=timeout)
+    supervise_foreground(sup, duration=timeout)
     return runner
 
 

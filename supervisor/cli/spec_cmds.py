@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 
 import click
@@ -11,6 +10,7 @@ import yaml
 from supervisor.cli import console
 from supervisor.cli.output import print_json
 from supervisor.errors import EXIT_CHECK_FAILED, UsageError
+from supervisor.settings import user_name
 from supervisor.workflow.spec import approve_spec_text, load_spec, new_spec_text
 
 
@@ -55,7 +55,7 @@ def validate_cmd(ctx: click.Context, paths: tuple[Path, ...], require_approved: 
 @click.option("--by", "by", default=None, help="Who approves (default: the current user).")
 def approve_cmd(path: Path, by: str | None) -> None:
     """Mark PATH approved by someone, bound to its current content."""
-    who = by or _user()
+    who = by or user_name("unknown")
     text = path.read_text(encoding="utf-8")
     new = approve_spec_text(text, who, str(path))
     path.write_text(new, encoding="utf-8")
@@ -92,10 +92,4 @@ def show_cmd(path: Path, as_json: bool) -> None:
 def _short(d: dict[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in d.items())
 
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001
-        return "unknown"
 

@@ -248,8 +248,10 @@ class AcpAgent:
         """Ask the agent to stop the turn in progress (it answers its prompt with ``cancelled``)."""
         if self._conn is None or self.session_id is None:
             return
-        with contextlib.suppress(Exception):
+        try:
             await self._conn.cancel(session_id=self.session_id)
+        except Exception as exc:  # noqa: BLE001 - the agent may be gone already; stopping goes on
+            log.debug("session/cancel failed: %s: %s", type(exc).__name__, exc)
 
     async def wait_exit(self) -> int | None:
         """Wait until the agent process exits; its exit status."""

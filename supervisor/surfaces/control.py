@@ -13,6 +13,7 @@ pane (``refresh-client -B``); tmux reports changes with ``%subscription-changed`
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import shutil
 import signal
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 
 from supervisor.errors import SurfaceError
 from supervisor.surfaces.base import OutputCallback, OutputEvent
+
+log = logging.getLogger(__name__)
 
 _OCTAL = re.compile(rb"\\([0-7]{3})")
 DEAD_SUBSCRIPTION = "svdead"
@@ -163,15 +166,19 @@ class ControlClient:
             if note.name == "session-changed" and self.subscribe_dead and not self._subscribed:
                 self._subscribed = True
                 self._subscribe()
-            with contextlib.suppress(Exception):  # a callback bug must not kill the reader
+            try:
                 self._dispatch(note)
+            except Exception:  # noqa: BLE001 - a callback bug must not kill the reader
+                log.exception("control-mode callback failed on %s", note.name)
             if note.name == "exit":
                 reason = "exit: " + " ".join(note.args) if note.args else "exit"
                 break
         self.exit_reason = reason
         if not self._closing:
-            with contextlib.suppress(Exception):
+            try:
                 self.callback(OutputEvent("server_gone", None, time.time()))
+            except Exception:  # noqa: BLE001 - the reader is ending anyway
+                log.exception("control-mode callback failed on server_gone")
 
     def _dispatch(self, note: Notification) -> None:
         now = time.time()

@@ -21,7 +21,7 @@ the CLI appends to the journal directly.
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import queue
 import threading
 import time
@@ -48,6 +48,8 @@ from supervisor.workflow.notify import Notification, NotificationHub, default_ch
 from supervisor.workflow.spec import WorkflowSpec
 from supervisor.workflow.state import VerifierResult, WorkflowDecision, WorkflowState, fold, initial_state
 from supervisor.workflow.verifiers import VerifierPool
+
+log = logging.getLogger(__name__)
 
 ControlType = str  # review | stop | resume
 
@@ -144,8 +146,10 @@ class WorkflowController:
         ev = self.journal.append(kind, payload, event_id=event_id)  # type: ignore[arg-type]
         self._fold(ev)
         if self.on_event is not None:
-            with contextlib.suppress(Exception):
+            try:
                 self.on_event(ev)
+            except Exception:  # noqa: BLE001 - a listener's bug must not stop the workflow (the event is journaled)
+                log.exception("workflow event listener failed on %s", ev.kind)
         return ev
 
     @property
@@ -158,8 +162,8 @@ class WorkflowController:
                 path = getattr(self.surface.pane_info(self.pane_id), "current_path", "")
                 if path:
                     return Path(path)
-            except Exception:  # noqa: BLE001
-                pass
+            except Exception:  # noqa: BLE001 - an unreadable pane: verifiers run in our own cwd
+                log.debug("pane %s's current path unreadable", self.pane_id, exc_info=True)
         return Path.cwd()
 
     @property
@@ -233,6 +237,7 @@ class WorkflowController:
                 try:
                     self._confirm(handoff_mod.screen_text_of(self.surface, self.pane_id))
                 except Exception:  # noqa: BLE001 - an unreadable pane confirms nothing
+                    log.debug("pane %s unreadable while confirming a handoff", self.pane_id, exc_info=True)
                     self._confirm("")
             out += self._drain()
             return out
@@ -377,8 +382,10 @@ class WorkflowController:
             def done(r: VerifierResult, cp_id: str = cp_id, node: str | None = node) -> None:
                 self._results.put((cp_id, node, r))
                 if self.wake is not None:
-                    with contextlib.suppress(Exception):
+                    try:
                         self.wake()
+                    except Exception:  # noqa: BLE001 - the result is queued; the next tick collects it
+                        log.exception("waking the workflow after verifier %s failed", r.verifier)
 
             self.pool.submit(v, cwd, self.state, done)
 

@@ -10,7 +10,7 @@ one failing verifier whose output goes back to the agent, a finish held for a hu
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import sys
 import tempfile
 import threading
@@ -26,6 +26,8 @@ from supervisor.policy import Policy, baseline_policy
 from supervisor.settings import Settings
 from supervisor.workflow.controller import submit_control
 from supervisor.workflow.spec import approve_spec_text
+
+log = logging.getLogger(__name__)
 
 DEMO_SPEC = """\
 name: greeting-demo
@@ -112,8 +114,10 @@ def run_workflow_demo(settings: Settings, *, workdir: Path | None = None, timeou
                 reviewed = True
             t.join(0.2)
     finally:
-        with contextlib.suppress(Exception):
+        try:
             surface.kill_session(session)
+        except Exception:  # noqa: BLE001 - the demo's summary comes next either way
+            log.debug("killing the demo session %s failed", session, exc_info=True)
     runner = out.get("runner")
     events, source = load_events(settings, run_id)
     s = summarize(events, run_id, source)

@@ -11,6 +11,7 @@ line-based agents where a multi-line instruction ends.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
@@ -19,6 +20,8 @@ from pydantic import BaseModel, ConfigDict
 
 from supervisor.ids import new_id
 from supervisor.models import Action
+
+log = logging.getLogger(__name__)
 
 HandoffState = Literal["intent", "delivered", "confirmed", "unconfirmed", "failed"]
 
@@ -70,6 +73,7 @@ def marker_visible(surface: Any, pane_id: str, marker: str) -> bool:
     try:
         return marker in screen_text_of(surface, pane_id)
     except Exception:  # noqa: BLE001 - a pane that cannot be read does not show the marker
+        log.debug("pane %s unreadable while looking for a handoff marker", pane_id, exc_info=True)
         return False
 
 

@@ -14,7 +14,7 @@ run id of an existing journal it resumes that run instead of starting a new one.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import logging
 import os
 import signal
 import sys
@@ -32,6 +32,8 @@ from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen
 from supervisor.surfaces.transcript import TranscriptSurface
 from supervisor.workflow.controller import WorkflowController
 from supervisor.workflow.spec import WorkflowSpec, load_spec, require_approved
+
+log = logging.getLogger(__name__)
 
 WAITING_POLL_S = 1.0
 """While the run waits for a human (paused, finish held), look for control requests this often."""
@@ -206,9 +208,11 @@ class WorkflowSupervisor(Supervisor):
         if self.echo is not None:
             line = describe_event(event)
             if line:
-                with contextlib.suppress(Exception):
-                    stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
+                stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
+                try:
                     self.echo(f"{stamp} {runner.pane_id} {line}")
+                except Exception:  # noqa: BLE001 - a printer must not stop supervision
+                    log.warning("echo of a workflow event failed", exc_info=True)
 
     def _resumable(self, info: PaneInfo) -> str | None:
         from supervisor.lifecycle import resumable_run

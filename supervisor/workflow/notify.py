@@ -94,6 +94,7 @@ class TmuxNotifier:
         try:
             self.surface.display_message(n.pane_id, redact(text).replace("#", "##"), ms=self.ms)
         except Exception:  # noqa: BLE001 - a missing client or pane is not an error worth crashing for
+            logger.debug("display-message on %s failed", n.pane_id, exc_info=True)
             return False
         return True
 

@@ -10,6 +10,7 @@ supervision of other panes: results come back through a callback.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -29,6 +30,8 @@ from supervisor.workflow.spec import (
     WorkflowVerifier,
 )
 from supervisor.workflow.state import VerifierResult, WorkflowState
+
+log = logging.getLogger(__name__)
 
 OUTPUT_LIMIT = 8000
 """Characters of command output kept (head and tail, the middle elided)."""
@@ -201,8 +204,10 @@ class VerifierPool:
 
         def work() -> VerifierResult:
             r = run_verifier(v, cwd, snapshot, procs=self._procs)
-            with contextlib.suppress(Exception):  # the callback's failure must not kill the worker
+            try:
                 callback(r)
+            except Exception:  # noqa: BLE001 - the callback's failure must not kill the worker
+                log.exception("verifier %s's result callback failed", r.verifier)
             return r
 
         with self._lock:
