@@ -15,7 +15,13 @@ class WaitTimeout(AssertionError):
 
 def retry_until(condition: Callable[[], T], seconds: float = 10.0, interval: float = 0.05,
                 message: str | Callable[[], str] = "condition") -> T:
-    """Call ``condition`` until it returns something truthy; return that. Fail after ``seconds``."""
+    """Call ``condition`` until it returns something truthy; return that. Fail after ``seconds``.
+
+    Not libtmux's ``libtmux.test.retry.retry_until``: that one returns only True/False and raises a
+    bare ``WaitTimeout`` with no message, while a failing live test here has to say what it waited
+    for and what it last saw (``message``, the last value), and callers use the value found (a
+    screen, an event). Its deadline is on the monotonic clock, so a clock step cannot end it early.
+    """
     deadline = time.monotonic() + seconds
     last: T | None = None
     while True:

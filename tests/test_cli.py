@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from supervisor.cli import COMMANDS, main
 from supervisor.journal import Journal
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 
 
 def _sub(group: click.Group, name: str) -> click.Command:
@@ -89,8 +89,8 @@ def test_help_imports_no_heavy_module() -> None:
     (["warehouse", "sql", "SELECT * FROM no_such_table"], 2, "query failed"),
 ])
 def test_bad_arguments_give_one_line(cli_env: dict[str, str], args: list[str], code: int, fragment: str) -> None:
-    run_cli("warehouse", "sync", env=cli_env)
-    proc = run_cli(*args, env=cli_env)
+    invoke_cli("warehouse", "sync", env=cli_env)
+    proc = invoke_cli(*args, env=cli_env)
     assert proc.returncode == code, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], proc.stderr
@@ -98,7 +98,7 @@ def test_bad_arguments_give_one_line(cli_env: dict[str, str], args: list[str], c
 
 
 def test_missing_warehouse_is_exit_4(cli_env: dict[str, str]) -> None:
-    proc = run_cli("warehouse", "stats", env=cli_env)
+    proc = invoke_cli("warehouse", "stats", env=cli_env)
     assert proc.returncode == 4
     assert proc.stderr.strip().startswith("error: ") and "supervisor warehouse sync" in proc.stderr
 

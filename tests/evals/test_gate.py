@@ -16,7 +16,7 @@ import yaml
 from evals.gate import GateResult, gate_candidate
 from supervisor.policy import baseline_policy, dump_policy
 from supervisor.settings import Settings
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 
 REPO = Path(__file__).resolve().parents[2]
 SUITES = "danger,claude,codex,aider,shell,finish_pause,stale_quoted,captures"
@@ -174,16 +174,16 @@ def test_gate_cli_json_exit_codes_and_bad_input(gate_env: dict[str, Any], cli_en
                                                 tmp_path: Path) -> None:
     cand = tmp_path / "zero.yaml"
     cand.write_text(yaml.safe_dump(_policy(_set("timing", human_quiet_s=0.0), "zero"), allow_unicode=True))
-    r = run_cli("eval", "gate-candidate", str(cand), "--gate", str(gate_env["gate"]), "--json",
-                "--reports-dir", str(tmp_path / "rep"), env=cli_env, timeout=300)
+    r = invoke_cli("eval", "gate-candidate", str(cand), "--gate", str(gate_env["gate"]), "--json",
+                "--reports-dir", str(tmp_path / "rep"), env=cli_env)
     assert r.returncode == 1, r.stderr
     out = json.loads(r.stdout)
     assert out["verdict"] == "REJECT" and out["stored"] is True
     assert {"check", "status", "figure", "threshold"} <= set(out["reasons"][0])
     assert [x["check"] for x in out["reasons"] if x["status"] == "reject"] == ["safety_knobs"]
-    r = run_cli("eval", "gate-candidate", str(tmp_path / "missing.yaml"), env=cli_env)
+    r = invoke_cli("eval", "gate-candidate", str(tmp_path / "missing.yaml"), env=cli_env)
     assert r.returncode == 2 and "not found" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     bad = tmp_path / "gate.yaml"
     bad.write_text("suites: all\nepisodes: maybe\n")
-    r = run_cli("eval", "gate-candidate", str(cand), "--gate", str(bad), env=cli_env)
+    r = invoke_cli("eval", "gate-candidate", str(cand), "--gate", str(bad), env=cli_env)
     assert r.returncode == 2 and "gate.yaml:2" in r.stderr and "episodes" in r.stderr

@@ -26,7 +26,7 @@ from supervisor.policy import Policy, baseline_policy
 from supervisor.screen import make_screen
 from supervisor.settings import Settings
 from supervisor.warehouse import open_warehouse
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 
 REPO = Path(__file__).resolve().parents[2]
 W = 100
@@ -184,14 +184,14 @@ def test_limited_rollout_metrics_judged_per_metric() -> None:
 def test_review_and_status_on_the_command_line(sv_home: Path, tmp_path: Path, cli_env: dict[str, str]) -> None:
     root = tmp_path / "cands"
     env = dict(cli_env, SUPERVISOR_CANDIDATES=str(root))
-    r = run_cli("eval", "new-candidate", "--from", "baseline", "--name", "patient", "--objective", "reduce_friction",
+    r = invoke_cli("eval", "new-candidate", "--from", "baseline", "--name", "patient", "--objective", "reduce_friction",
                 "--why", "stalls that were not hangs", env=env)
     assert r.returncode == 0, r.stderr
     policy = root / "patient" / "policy.yaml"
     text = policy.read_text()
     assert "extends: baseline" in text and "timing" not in text, "a new candidate names only what it changes"
     policy.write_text(text + "timing:\n  stall_timeout_s: 1200.0\n  human_quiet_s: 5.0\n")
-    r = run_cli("eval", "review-candidate", "patient", "--json", env=env)
+    r = invoke_cli("eval", "review-candidate", "patient", "--json", env=env)
     assert r.returncode == 0, r.stderr
     review = json.loads(r.stdout)
     assert review["stale_manifest"] is True
@@ -201,9 +201,9 @@ def test_review_and_status_on_the_command_line(sv_home: Path, tmp_path: Path, cl
     assert d["count"] == 1 and d["worse"] == 1, d  # a golden stall (busy, silent 12 minutes) is no longer one
     assert d["examples"][0]["suite"] == "finish_pause" and d["examples"][0]["closer"] == "parent"
     assert load_candidate("patient", root).manifest.changes[0].after == 5.0  # the manifest was refreshed
-    r = run_cli("eval", "candidate-status", "patient", "--json", env=env)
+    r = invoke_cli("eval", "candidate-status", "patient", "--json", env=env)
     assert r.returncode == 0, r.stderr
     status = json.loads(r.stdout)
     assert status["registry"] == "not in the registry" and status["gates"] == []
-    r = run_cli("eval", "promote-candidate", "patient", "--approved-by", "ana", env=env)
+    r = invoke_cli("eval", "promote-candidate", "patient", "--approved-by", "ana", env=env)
     assert r.returncode == 1 and "no gate result" in r.stderr and "gate-candidate patient" in r.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from supervisor.workflow.skill import BEGIN, END, install, uninstall_snippet
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 from tests.workflow.e2e_helpers import SPEC3
 
 
@@ -29,33 +29,33 @@ def test_skill_install_is_idempotent_and_keeps_agents_md(tmp_path: Path) -> None
 
 
 def test_skill_install_cli_prints_what_it_wrote(tmp_path: Path, cli_env: dict[str, str]) -> None:
-    r = run_cli("skill", "install", "--project", str(tmp_path), env=cli_env)
+    r = invoke_cli("skill", "install", "--project", str(tmp_path), env=cli_env)
     assert r.returncode == 0, r.stderr
     assert "SKILL.md" in r.stdout and "AGENTS.md" in r.stdout and "created" in r.stdout
 
 
 def test_spec_cli_new_validate_approve_show(tmp_path: Path, cli_env: dict[str, str]) -> None:
     p = tmp_path / "s.yaml"
-    r = run_cli("spec", "new", str(p), env=cli_env)
+    r = invoke_cli("spec", "new", str(p), env=cli_env)
     assert r.returncode == 0 and p.exists()
-    assert run_cli("spec", "new", str(p), env=cli_env).returncode == 2
-    r = run_cli("spec", "validate", str(p), "--require-approved", env=cli_env)
+    assert invoke_cli("spec", "new", str(p), env=cli_env).returncode == 2
+    r = invoke_cli("spec", "validate", str(p), "--require-approved", env=cli_env)
     assert r.returncode == 1 and "draft" in r.stdout
-    r = run_cli("spec", "approve", str(p), "--by", "alice", env=cli_env)
+    r = invoke_cli("spec", "approve", str(p), "--by", "alice", env=cli_env)
     assert r.returncode == 0 and "approved" in r.stdout
-    assert run_cli("spec", "validate", str(p), "--require-approved", env=cli_env).returncode == 0
-    r = run_cli("spec", "show", str(p), "--json", env=cli_env)
+    assert invoke_cli("spec", "validate", str(p), "--require-approved", env=cli_env).returncode == 0
+    r = invoke_cli("spec", "show", str(p), "--json", env=cli_env)
     assert r.returncode == 0 and '"runnable": true' in r.stdout
     bad = tmp_path / "bad.yaml"
     bad.write_text(SPEC3.replace("expect: pass", "expect: maybe"))
-    r = run_cli("spec", "validate", str(bad), env=cli_env)
+    r = invoke_cli("spec", "validate", str(bad), env=cli_env)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith(f"error: {bad}:") and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
 
 def test_runs_commands_on_unknown_run(cli_env: dict[str, str]) -> None:
     for cmd in ("review", "stop", "resume", "summarize", "postmortem"):
-        r = run_cli("runs", cmd, "run_nope", env=cli_env)
+        r = invoke_cli("runs", cmd, "run_nope", env=cli_env)
         assert r.returncode == 2, (cmd, r.stdout, r.stderr)
         assert "not found" in r.stderr and "Traceback" not in r.stderr
 
@@ -77,17 +77,17 @@ def test_lifecycle_commands_reach_a_live_plain_run_through_its_control_channel(s
     control = RunControl(Settings(home=sv_home), "run_plain")
     try:
         for cmd in ("stop", "review", "resume"):
-            r = run_cli("runs", cmd, "run_plain", env=cli_env)
+            r = invoke_cli("runs", cmd, "run_plain", env=cli_env)
             assert r.returncode == 0 and "live supervisor" in r.stdout, (cmd, r.stdout, r.stderr)
-        r = run_cli("runs", "task", "run_plain", "fix the bug", env=cli_env)
+        r = invoke_cli("runs", "task", "run_plain", "fix the bug", env=cli_env)
         assert r.returncode == 0 and "handed to the live supervisor" in r.stdout, r.stderr
         requests = [json.loads(f.read_text()) for f in sorted(control.dir.glob("*.json"))]
         assert sorted(q["type"] for q in requests) == ["resume", "review", "stop", "task"]
         assert len(journal.read_text().splitlines()) == 1
     finally:
         control.close()
-    r = run_cli("runs", "task", "run_plain", "fix the bug", env=cli_env)
+    r = invoke_cli("runs", "task", "run_plain", "fix the bug", env=cli_env)
     assert r.returncode == 2 and "no live supervisor" in r.stderr, r.stderr
-    r = run_cli("runs", "stop", "run_plain", env=cli_env)
+    r = invoke_cli("runs", "stop", "run_plain", env=cli_env)
     assert r.returncode == 0 and "marked stopped" in r.stdout
     assert '"outcome":"stopped"' in journal.read_text()
