@@ -52,7 +52,11 @@ def test_allowed_and_denied_requests_and_a_finished_turn(tmp_path: Path, sv_home
     ]])
     policy = policy_file(tmp_path, rules_first=[
         {"name": "decline-curl", "when": {"subject": r"^curl\b"}, "then": "decline"}])
-    proc = start_run(cli_env, work, agent_argv(script), "--policy", str(policy), "--task", "tidy up")
+    shadow = tmp_path / "shadow.yaml"  # a shadow whose decline rule never matches: it approves curl
+    shadow.write_text(policy.read_text().replace("decline-curl", "shadow-decline-curl").replace(
+        r"^curl\b", r"^curl-never\b"))
+    proc = start_run(cli_env, work, agent_argv(script), "--policy", str(policy), "--shadow", str(shadow),
+                     "--task", "tidy up")
     code, out, err = finish(proc)
     assert code == EXIT_OK, (out, err)
 
@@ -84,6 +88,14 @@ def test_allowed_and_denied_requests_and_a_finished_turn(tmp_path: Path, sv_home
     n, mismatches = replay_under_recorded_policy(evs)
     assert n >= 3 and mismatches == []
 
+    shadows = [(e.payload["decision"]["kind"], e.payload["decision"]["approves"]) for e in evs
+               if e.kind == "shadow_decision" and e.payload["observation"]["state"] == "asking"]
+    assert shadows == [("answer", True)] * 3  # the shadow would have approved curl
+    replay = run_cli("runs", "replay", run_id, "--policy", str(shadow), "--json", env=cli_env)
+    assert replay.returncode == 0, replay.stderr
+    report = json.loads(replay.stdout)  # the warehouse reads the run: replay flags approving the declined curl
+    assert [(c["recorded_keys"], c["replayed_keys"], c["divergence"]) for c in report["changed"]] == [
+        ('["reject_once"]', '["allow_once"]', "safety_regression")]
     shown = run_cli("runs", "show", run_id, "--json", env=cli_env)
     assert shown.returncode == 0, shown.stderr
     assert "decline-curl" in shown.stdout and "approve-tools-and-edits" in shown.stdout
