@@ -23,7 +23,12 @@ like a tmux run:
 * a prompt the agent answers with an error (401, rate limit, "authentication required") is a
   blocker: the run is paused; handing a new task is the human's answer to it. Silence while
   working for ``stall_timeout_s`` is a stall, as on a screen;
-* the agent exiting ends the run (``exited``, with the blocker its last stderr lines show).
+* the agent exiting ends the run (``exited``, with the blocker its last stderr lines show);
+* with a **workflow spec** (``--spec``) the run follows the plan as a tmux run does: the first
+  prompt gives the agent the checkpoint protocol and the plan, the checkpoint blocks in its
+  messages go to the :class:`~supervisor.workflow.controller.WorkflowController`, whose
+  instructions (next step, retry with the failing output) are the next prompts (a paste, for the
+  controller: :class:`_PromptSurface`), and the run ends when the finish gate passes.
 
 The agent is the supervisor's child: a run cannot outlive its supervisor, so an ACP run is never
 resumed (``status`` closes one whose supervisor is gone). Everything runs on one asyncio loop;
@@ -38,8 +43,10 @@ import logging
 import os
 import socket as socketlib
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from supervisor import __version__
@@ -107,6 +114,36 @@ class _Waiting:
     reason: str
 
 
+class _PromptSurface:
+    """What the workflow controller takes for a pane, for an ACP agent: pasting an instruction
+    sends it as the next prompt (queued behind the turn in progress), and the "screen" shows every
+    prompt sent, so an instruction's marker is visible once it went out."""
+
+    def __init__(self, send: Callable[[str], None]) -> None:
+        self._send = send
+        self.sent: list[str] = []
+
+    def paste_buffer(self, pane_id: str, text: str) -> None:
+        self.sent.append(text)
+        self._send(text)
+
+    def send_keys(self, pane_id: str, keys: list[str]) -> None:
+        """Enter after a paste: the prompt is already submitted."""
+
+    def capture(self, pane_id: str, scrollback: int = 0) -> SimpleNamespace:
+        return SimpleNamespace(text="\n".join(self.sent), scrollback="")
+
+
+def plan_prompt(spec: Any, run_id: str) -> str:
+    """The first prompt of a workflow run: the checkpoint protocol (with the run id) and the plan."""
+    from supervisor.workflow.skill import protocol_text
+
+    steps = "\n".join(f"- {s.id}: {s.objective}" for s in spec.steps if s.objective)
+    return (protocol_text().replace("RUN_ID_IF_GIVEN", run_id)
+            + f"\n\n# The plan: {spec.name}\n\nGoal: {spec.goal}\n\nSteps (in order):\n{steps}\n\n"
+            "Start with the first step now.")
+
+
 class _Shadow:
     """A candidate policy riding along: its own classification of every ACP screen, its own fold,
     its decisions journaled (``shadow_decision``), never acted on."""
@@ -158,7 +195,8 @@ class AcpRunner:
     loop; :meth:`request_stop` (a signal) and the run's control requests end it early."""
 
     def __init__(self, settings: Settings, config: RunConfig, command: list[str], *, cwd: str | None = None,
-                 run_id: str | None = None, echo: Callable[[str], None] | None = None) -> None:
+                 run_id: str | None = None, echo: Callable[[str], None] | None = None, spec: Any = None,
+                 spec_path: str | None = None, workdir: str | None = None) -> None:
         self.settings = settings
         self.config = config
         self.policy = config.policy
@@ -201,6 +239,22 @@ class AcpRunner:
         self._stall: asyncio.TimerHandle | None = None
         self._pause_rule: str | None = None
         self._offpane: Any = None
+        self._instructions: deque[str] = deque()
+        self._wf_loop: asyncio.Task[None] | None = None
+        """Workflow instructions waiting for the turn in progress to end."""
+        self.spec = spec
+        self.spec_path = spec_path
+        self.workflow: Any = None
+        if spec is not None:
+            from supervisor.workflow.controller import WorkflowController
+            from supervisor.workflow.notify import NotificationHub, offpane_channels
+
+            self._prompts = _PromptSurface(self._send_instruction)
+            self.workflow = WorkflowController(
+                spec, self.journal, self._prompts, self.policy, settings, self.run_id, pane_id=self.pane_id,
+                cwd=workdir or self.cwd, control=self.control, on_event=self._wf_event,
+                hub=NotificationHub(offpane_channels(settings),
+                                    record=lambda payload: self.journal.append("notification", payload)))
 
     # -- journal ----------------------------------------------------------------------------------------
     @property
@@ -257,7 +311,10 @@ class AcpRunner:
                     loop.add_reader(self.control.wake_fd, self._on_wake)
                 try:
                     if await self._session_or_end():
-                        if self.config.task:
+                        if self.workflow is not None:
+                            self._send_instruction(plan_prompt(self.spec, self.run_id))
+                            self._wf_loop = asyncio.create_task(self._workflow_loop())
+                        elif self.config.task:
                             self.queue_task(self.config.task, source="run --task")
                         self._on_wake()  # requests left before the session was up
                     await self._done.wait()  # every way a run ends comes through end()
@@ -279,6 +336,8 @@ class AcpRunner:
         """The run ended (or is ending): answer what waits with "cancelled", stop the turn in flight."""
         if self._stall is not None:
             self._stall.cancel()
+        if self._wf_loop is not None:
+            self._wf_loop.cancel()
         if self._waiting is not None and not self._waiting.future.done():
             self._waiting.future.cancel()
         turn = self._prompt
@@ -303,7 +362,10 @@ class AcpRunner:
             "shadow_policy_ids": [sh.policy_id for sh in self.shadows], "policies": policies, "agent": self.agent,
             "cwd": self.cwd, "task": self.config.task, "turns": self.config.turns, "exit_on_finish": False,
             "host": socketlib.gethostname(), "pid": os.getpid(), "user": user_name(), "package_version": __version__,
-        })
+        } | ({"spec_id": self.spec.content_hash, "spec_path": self.spec_path} if self.spec is not None else {}))
+        if self.spec is not None:
+            self._append("note", {"type": "workflow", "spec_id": self.spec.content_hash, "spec_name": self.spec.name,
+                                  "spec_path": self.spec_path, "pane_id": None, "pid": os.getpid()})
 
     async def _session_or_end(self) -> bool:
         """Open the session, unless the run ends first (stopped, interrupted, the agent gone) or the
@@ -398,6 +460,8 @@ class AcpRunner:
                                    "turns": self.fold.turn - 1} | self.end_extra)
         self.outcome = outcome
         self.exit_code = exit_code
+        if self.workflow is not None:
+            self.workflow.close()
         if self._offpane is not None:
             self._offpane.close()
         if self._done is not None:
@@ -407,7 +471,8 @@ class AcpRunner:
         """End the run now (Ctrl-C, SIGTERM): ``escalated`` when paused, else ``stopped``."""
         self.interrupted = why == "interrupted"
         self._append("note", {"type": "stop", "by": why})
-        self.end("escalated" if self.state.paused else "stopped", reason=f"supervisor stopped ({why})")
+        paused = self.state.paused or (self.workflow is not None and self.workflow.paused)
+        self.end("escalated" if paused else "stopped", reason=f"supervisor stopped ({why})")
 
     # -- observing --------------------------------------------------------------------------------------
     def _observe(self, doc: dict[str, Any], *, trigger: str, instance: bool = False, extra: dict[str, Any] | None = None
@@ -431,6 +496,8 @@ class AcpRunner:
         self._append("decision", {"decision": decision.model_dump(mode="json"), "pane_id": None, "now": now},
                      event_id=decision.decision_id)
         self._shadow(screen, now, obs_id, live)
+        if self.workflow is not None and obs.checkpoint_blocks:
+            self._workflow(lambda wf: wf.on_observation(obs))
         if decision.rule == "stall":
             self._friction("stall", decision.reason, seconds_lost=round(now - self._last_output_at, 3))
         return obs, decision, live
@@ -643,6 +710,13 @@ class AcpRunner:
         """Send the next queued task as a prompt when no turn is in progress."""
         if self.done or self._prompt is not None or self._acp is None or self._acp.session_id is None:
             return
+        if self._instructions:  # a workflow instruction (journaled by the controller as a handoff)
+            self._message = ""
+            self._delivery = None
+            text = self._instructions.popleft()
+            self._prompt = asyncio.get_running_loop().create_task(self._run_prompt(None, text, None))
+            self._heard()
+            return
         queued = self.fold.queued_tasks
         if not queued:
             return
@@ -673,7 +747,7 @@ class AcpRunner:
                                 "delivered": True, "confirmed": True, "note": why, "surface": "acp"})
         self._append("task", {"task_id": d[0], "status": "started", "why": why})
 
-    async def _run_prompt(self, task_id: str, text: str, action_id: str) -> None:
+    async def _run_prompt(self, task_id: str | None, text: str, action_id: str | None) -> None:
         try:
             stop = await self._acp.prompt(text)
         except AgentProtocolError as exc:
@@ -705,6 +779,9 @@ class AcpRunner:
         if self._message.strip():
             self._say(f"agent: {clip(self._message.strip(), 1200)}")
         self._append("turn_finished", payload)
+        if self.workflow is not None:
+            self._workflow_turn_ended(decision.decision_id)
+            return
         cfg = self.config
         tasks_done = fold.run_task and not fold.queued_tasks and fold.current_task is None
         turns_done = cfg.turns is not None and fold.turn - 1 >= cfg.turns
@@ -713,20 +790,70 @@ class AcpRunner:
             return
         self._next_task()
 
-    def _turn_failed(self, task_id: str, action_id: str, exc: AgentProtocolError) -> None:
+    def _turn_failed(self, task_id: str | None, action_id: str | None, exc: AgentProtocolError) -> None:
         if self._stall is not None:
             self._stall.cancel()
             self._stall = None
         self._delivery = None
-        self._append("action", {"action_id": action_id, "kind": "task", "task_id": task_id, "phase": "submit",
-                                "delivered": True, "confirmed": False, "note": exc.message, "surface": "acp"})
-        self._append("task", {"task_id": task_id, "status": "failed", "why": exc.message})
+        if task_id is not None:  # (a workflow instruction's failure shows as the error's blocker)
+            self._append("action", {"action_id": action_id, "kind": "task", "task_id": task_id, "phase": "submit",
+                                    "delivered": True, "confirmed": False, "note": exc.message, "surface": "acp"})
+            self._append("task", {"task_id": task_id, "status": "failed", "why": exc.message})
         obs, decision, _ = self._observe({"event": "error", "code": exc.code, "message": exc.message,
                                           "stderr": self._acp.stderr_tail()[-1000:]}, trigger="acp:error")
         if decision.kind == "escalate":
             self._pause(decision, obs, next_action=self._blocker_next(decision, retry=True))
         else:
             self._next_task()
+
+    # -- the workflow (--spec) ---------------------------------------------------------------------------------
+    def _send_instruction(self, text: str) -> None:
+        self._instructions.append(text)
+        if self._acp is not None and self._acp.session_id is not None:
+            self._next_task()
+
+    def _wf_event(self, event: Event) -> None:
+        try:
+            if self.on_change is not None:
+                self.on_change(event)
+            if self.on_journal is not None:
+                self.on_journal(self, event)
+        except Exception as exc:  # noqa: BLE001 - a printer must not stop supervision
+            log.warning("journal hook failed: %s", exc)
+
+    def _workflow(self, call: Callable[[Any], Any]) -> None:
+        """Run one controller call; nothing an agent prints may crash the supervisor."""
+        if self.workflow is None or self.done:
+            return
+        try:
+            call(self.workflow)
+        except Exception as exc:  # noqa: BLE001
+            self._append("note", {"type": "workflow_error", "error": f"{type(exc).__name__}: {exc}"[:500]})
+        wf = self.workflow
+        if wf.finished:
+            self.end("finished", reason="workflow finished: acceptance holds")
+        elif wf.stop_requested:
+            self.end("escalated" if wf.paused or self.state.paused else "stopped", reason="stop requested")
+
+    def _workflow_turn_ended(self, decision_id: str | None) -> None:
+        """A turn ended: its whole message goes to the controller (a checkpoint block longer than an
+        observation keeps); then the next instruction, or, when the plan waits on an agent that
+        stopped without reporting, the controller escalates."""
+        message = self._message
+        self._workflow(lambda wf: wf.on_output(message, "output"))
+        if self.done:
+            return
+        if self._instructions:
+            self._next_task()
+        else:
+            self._workflow(lambda wf: wf.agent_idle(decision_id))
+
+    async def _workflow_loop(self) -> None:
+        """Collect verifier results and control requests while the run lasts."""
+        while not self.done:
+            self._workflow(lambda wf: wf.tick())
+            busy = self.workflow is not None and self.workflow.busy()
+            await asyncio.sleep(0.2 if busy else 1.0)
 
     # -- requests from other processes (supervisor runs answer|task|stop|resume) ----------------------------
     def _on_wake(self) -> None:
@@ -747,6 +874,12 @@ class AcpRunner:
 
     def _handle_request(self, req: dict[str, Any]) -> None:
         kind, rid = req.get("type"), req.get("request_id")
+        if self.workflow is not None and (kind == "review" or kind in ("stop", "resume") and self._waiting is None
+                                          and not self.state.paused):
+            # the workflow's finish gate, its pause, its stop (a permission request's pause stays the runner's)
+            self.workflow.take_request(req)
+            self._workflow(lambda wf: wf.tick())
+            return
         if kind == "answer":
             w = self._waiting
             if w is None or w.future.done():

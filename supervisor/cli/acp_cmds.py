@@ -49,14 +49,19 @@ def run_acp(settings: Settings, config: RunConfig, command: list[str], printer: 
     from supervisor.redact import redact
     from supervisor.runner import WarehouseFeeder
 
+    spec = workdir = None
     if spec_path is not None:
-        raise UsageError("--spec does not go with --acp yet", "hand an ACP agent its work with --task, "
-                         "or hold a tmux run to the spec")
+        from supervisor.workflow.live import load_runnable_spec, spec_workdir
+
+        spec = load_runnable_spec(spec_path)
+        wd = spec_workdir(spec, spec_path)
+        workdir = str(wd) if wd is not None else None
 
     def echo(text: str) -> None:
         console.print(Text(text), soft_wrap=True)
 
-    runner = AcpRunner(settings, config, command, echo=echo)
+    runner = AcpRunner(settings, config, command, echo=echo, spec=spec,
+                       spec_path=str(Path(spec_path).resolve()) if spec_path is not None else None, workdir=workdir)
     feeder = WarehouseFeeder(settings)
     runner.on_change = lambda _ev: feeder.poke()
     printer(runner)
@@ -78,8 +83,9 @@ def run_acp(settings: Settings, config: RunConfig, command: list[str], printer: 
 
 
 def acp_exit_code(runner: Any) -> int:
-    """0 finished (or the agent exited cleanly from a run without a task), 5 ended paused on an
-    escalation, 6 the agent exited before its task was done or failed, 130 interrupted or stopped."""
+    """0 finished (or the agent exited cleanly from a run without a task or spec), 5 ended paused on
+    an escalation, 6 the agent exited before its task (or workflow) was done or failed, 130
+    interrupted or stopped."""
     outcome = runner.outcome
     if outcome == "escalated":
         return EXIT_ESCALATED
@@ -88,7 +94,8 @@ def acp_exit_code(runner: Any) -> int:
     if outcome == "exited":
         fold = runner.fold
         clean = (runner.exit_code in (0, None) and not runner.end_extra.get("blocker") and not fold.run_task
-                 and not fold.queued_tasks and fold.current_task is None and runner.config.turns is None)
+                 and not fold.queued_tasks and fold.current_task is None and runner.config.turns is None
+                 and runner.workflow is None)
         return EXIT_OK if clean else EXIT_AGENT_EXITED
     return EXIT_INTERRUPTED
 

@@ -16,7 +16,10 @@ The script (JSON) lists what the agent does on each prompt turn, in order:
 * ``{"sleep": SECONDS}``; ``{"fail": {"code": C, "message": M}}``: answer the prompt with that
   error; ``{"crash": {"code": C, "stderr": TEXT}}``: print TEXT to stderr and exit with C at once;
 * ``{"print": TEXT}``: write TEXT as a raw line on stdout, the protocol's channel (what a careless
-  agent or one of its libraries does).
+  agent or one of its libraries does);
+* ``{"write": {"path": P, "text": T}}``: write a file (relative to the session's directory);
+* ``{"checkpoint": {status, current_node, summary, ...}}``: say a checkpoint block (the
+  supervisor's checkpoint protocol), numbered in order, with the run id the first prompt gave.
 
 Top level ``"hang_initialize": true``: never answer ``initialize`` (an agent stuck at start).
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -61,6 +65,9 @@ class ScriptedAgent:
         self.calls = 0
         self.log = Path(script["log"])
         self.conn: Any = None
+        self.cwd = "."
+        self.run_id = ""
+        self.checkpoints = 0
 
     def record(self, **event: Any) -> None:
         with open(self.log, "a", encoding="utf-8") as fh:
@@ -81,6 +88,7 @@ class ScriptedAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
         self.record(event="session", cwd=cwd)
+        self.cwd = cwd
         return NewSessionResponse(session_id="sess-1")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -92,6 +100,9 @@ class ScriptedAgent:
         steps = turns[self.turn] if self.turn < len(turns) else [{"say": "nothing more to do"}]
         self.turn += 1
         self.record(event="prompt", text=text, turn=self.turn)
+        m = re.search(r"run_id: (run_\w+)", text)
+        if m and not self.run_id:
+            self.run_id = m.group(1)
         for step in steps:
             if "say" in step:
                 await self.conn.session_update(session_id, update_agent_message(text_block(step["say"])))
@@ -106,6 +117,16 @@ class ScriptedAgent:
             elif "print" in step:
                 sys.stdout.write(step["print"] + "\n")
                 sys.stdout.flush()
+            elif "write" in step:
+                path = Path(self.cwd) / step["write"]["path"]
+                path.write_text(step["write"]["text"], encoding="utf-8")
+                self.record(event="wrote", path=str(path))
+            elif "checkpoint" in step:
+                self.checkpoints += 1
+                fields = {"run_id": self.run_id, "checkpoint_seq": self.checkpoints} | step["checkpoint"]
+                body = "\n".join(f"{k}: {json.dumps(v)}" for k, v in fields.items())
+                block = f"\n<checkpoint>\n{body}\n</checkpoint>\n"
+                await self.conn.session_update(session_id, update_agent_message(text_block(block)))
             elif "tool" in step:
                 await self.tool(session_id, step)
         return PromptResponse(stop_reason=self.script.get("stop_reason", "end_turn"))
