@@ -302,6 +302,7 @@ def compiled_rules(policy: Policy) -> _Rules:
 _VBARS = "│┃║"
 _TOP_CORNERS = "╭┌┏╔"
 _BOTTOM_CORNERS = "╰└┗╚"
+_BOTTOM_RIGHT = "╯┘┛╝"
 
 
 def _frame_of(raw: str) -> tuple[int, str]:
@@ -1391,7 +1392,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     window = nb[-14] if len(nb) >= 14 else 0  # the bottom lines where live state shows
     agent = _agent(rules, screen, view, window)
     footer = rules.footers.get(agent)
-    cut = _footer_end(view, rules, footer) if footer is not None else -1
+    cut = _stale_end(view, raw_lines, rules, footer) if footer is not None else -1
     if cut >= 0:  # rows left below its footer by an earlier draw at another width: not read
         raw_lines = raw_lines[:cut + 1]
         view = _View(raw_lines, rules)
@@ -1505,10 +1506,12 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     return _obs(shash, "idle", agent, None, None, ["idle:no-marker"], 0.4, rules, blocks)
 
 
-def _footer_end(view: _View, rules: _Rules, footer: re.Pattern[str]) -> int:
-    """The line of the agent's footer under its composer when rows follow it (left over from an
-    earlier draw: see ``AgentProfile.footer``), else -1. The first composer line followed within a
-    few lines by the footer is the live one; history lines of the user's messages have no footer."""
+def _stale_end(view: _View, raw_lines: list[str], rules: _Rules, footer: re.Pattern[str]) -> int:
+    """The last line an agent that does not clear the screen on a resize drew this time, when rows
+    left over from an earlier draw at another width follow it (see ``AgentProfile.footer``), else -1:
+    its footer under its composer (the first composer line followed within a few lines by the
+    footer is the live one; the user's messages above have no footer); with no composer, a dialog
+    drawn last: its box's bottom edge, when only fragments of boxes follow it."""
     lines = view.lines
     for j in view.nonblank:
         if not rules.input_line.match(lines[j]):
@@ -1516,6 +1519,17 @@ def _footer_end(view: _View, rules: _Rules, footer: re.Pattern[str]) -> int:
         for i in range(j + 1, min(j + 6, view.n)):
             if lines[i] and footer.search(lines[i]):
                 return i if any(k > i for k in view.nonblank) else -1
+    debris = False
+    for k in range(len(raw_lines) - 1, -1, -1):
+        t = raw_lines[k].strip()
+        if not t:
+            continue
+        if len(t) > 2 and t[0] in _BOTTOM_CORNERS and t[-1] in _BOTTOM_RIGHT:
+            return k if debris else -1
+        # a fragment: box glyphs alone, or a box row cut off on one side ("│ (Press Enter to ...")
+        if any(ch.isalnum() for ch in t) and (t[0] in _VBARS) == (t[-1] in _VBARS):
+            return -1
+        debris = True
     return -1
 
 

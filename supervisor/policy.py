@@ -259,7 +259,7 @@ class AgentProfile(_P):
     """Regexes for the last line it draws under its composer (Gemini CLI's directory, sandbox and
     model line), for an agent that does not clear the screen when the pane is resized: rows below
     the first such line under its composer are left over from an earlier draw at another width and
-    are not read."""
+    are not read; so are fragments of boxes below the bottom edge of a dialog it drew last."""
     first_option_selected: bool = False
     """Its menus and button rows open with the first option selected and draw the selection only in
     colour: with no highlight on the screen, the first option is taken as the selected one."""

@@ -471,3 +471,23 @@ def test_a_menu_under_a_splash_screen_asks_its_own_paragraph_and_approves_nothin
     yes = obs_of(SPLASH_MENU.replace("Match the terminal", "Yes, go ahead"), policy)
     assert yes.prompt is not None and yes.prompt.options[0].approves
     assert yes.prompt.risk.level == "unknown" and not decide(yes, worked(), policy).approves
+
+
+def test_gemini_box_fragments_below_its_dialog_after_a_resize_are_not_read(policy: Policy) -> None:
+    """With its dialog drawn last (no composer, no footer), what a resize leaves below the dialog's
+    bottom edge (its hint row cut off on one side, lone edges) is not read: the dialog is still the
+    live prompt (a key to type: a human's). Text below a box is not debris, and gets no key."""
+    def row(text: str) -> str:
+        return f"│ {text:<57}│"
+
+    box = "\n".join(["╭" + "─" * 58 + "╮", row("Enter Deploy Token"), row(""),
+                     row("Paste the token for the staging cluster."), "│ ╭" + "─" * 54 + "╮ │",
+                     "│ │ " + f"{'tok-from-env':<53}" + "│ │", "│ ╰" + "─" * 54 + "╯ │", row(""),
+                     row("(Press Enter to submit, Esc to cancel)"), row(""), "╰" + "─" * 58 + "╯"])
+    debris = "\n".join(["│ (Press Enter to submit, Esc to cancel)", "                              │", "│",
+                        "                              │", "╰" + "─" * 70, "─" * 30 + "╯"])
+    obs = obs_of(box + "\n" + debris, policy, current_command="gemini")
+    assert obs.state == "asking" and obs.prompt is not None and obs.prompt.kind == "free_text"
+    assert decide(obs, worked(), policy).keys == []
+    text = obs_of(box + "\n✦ I will wait for your token above.\n" + debris, policy, current_command="gemini")
+    assert not decide(text, worked(), policy).keys
