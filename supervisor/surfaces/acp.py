@@ -16,7 +16,8 @@ neither stops the connection nor prints a traceback.
 
 The supervisor offers the agent no file system and no terminal of its own: the agent reads,
 writes and runs commands itself and asks permission for what its settings say to ask, exactly as
-on a screen. The agent's stderr goes to a log file (its tail says why an agent died). The agent
+on a screen. The agent's stderr goes to a log file (its tail says why an agent died), redacted
+line by line on the way like everything else the supervisor stores. The agent
 and everything it started are ended with the run: an agent over stdio has nobody else to talk to
 (Gemini CLI re-runs itself as a child process, which would otherwise outlive it).
 """
@@ -47,12 +48,15 @@ from pydantic import BaseModel
 
 from supervisor import __version__
 from supervisor.errors import AgentProtocolError, SurfaceError
+from supervisor.redact import redact
 
 log = logging.getLogger(__name__)
 
 UpdateHandler = Callable[[dict[str, Any]], Awaitable[None]]
 PermissionHandler = Callable[[dict[str, Any]], Awaitable[str | None]]
 
+STDERR_DRAIN_S = 1.0
+"""After the agent exits, how long its stderr may take to reach the log."""
 STDERR_TAIL_BYTES = 8192
 """How much of the end of the agent's stderr is read when it exits."""
 SHUTDOWN_S = 2.0
@@ -154,6 +158,7 @@ class AcpAgent:
         self._proc: Any = None
         self._stderr: Any = None
         self._sifter: asyncio.Task[None] | None = None
+        self._stderr_pump: asyncio.Task[None] | None = None
         self.noise_lines = 0
         """Lines of its stdout that were not protocol messages (written to its log instead)."""
         self.session_id: str | None = None
@@ -174,7 +179,7 @@ class AcpAgent:
         self._stderr = open(self.stderr_path, "ab")  # noqa: SIM115 - closed in close()
         try:
             raw, writer, self._proc = await self._stack.enter_async_context(spawn_stdio_transport(
-                self.argv[0], *self.argv[1:], env=self.env, cwd=self.cwd, stderr=self._stderr.fileno(),
+                self.argv[0], *self.argv[1:], env=self.env, cwd=self.cwd, stderr=asyncio.subprocess.PIPE,
                 limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES, shutdown_timeout=SHUTDOWN_S))
         except OSError as exc:
             self._stderr.close()
@@ -182,8 +187,11 @@ class AcpAgent:
                                "check the command after -- (is it installed and on PATH?)",
                                subcommand="spawn") from exc
         clean = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-        self._sifter = asyncio.get_running_loop().create_task(self._sift(raw, clean))
-        self._stack.push_async_callback(self._stop_sifter)
+        loop = asyncio.get_running_loop()
+        self._sifter = loop.create_task(self._sift(raw, clean))
+        if self._proc.stderr is not None:
+            self._stderr_pump = loop.create_task(self._pump_stderr(self._proc.stderr))
+        self._stack.push_async_callback(self._stop_readers)
         self._conn = connect_to_agent(self._client, writer, clean)
         self._stack.push_async_callback(self._conn.close)
         return self
@@ -198,20 +206,31 @@ class AcpAgent:
                 self.noise_lines += 1
                 shown = line.decode("utf-8", "replace").rstrip("\n")
                 shown = shown if len(shown) <= NOISE_SHOWN else shown[:NOISE_SHOWN] + "…"
-                if self._stderr is not None:
-                    self._stderr.write(f"[paneward] not a protocol message on stdout: {shown}\n"
-                                       .encode("utf-8", "replace"))
-                    self._stderr.flush()
+                self._log_line(f"[paneward] not a protocol message on stdout: {shown}")
         except Exception as exc:  # noqa: BLE001 - the connection then sees the end of the stream
             log.warning("reading the ACP agent's stdout: %s: %s", type(exc).__name__, exc)
         finally:
             clean.feed_eof()
 
-    async def _stop_sifter(self) -> None:
-        if self._sifter is not None and not self._sifter.done():
-            self._sifter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sifter
+    async def _pump_stderr(self, err: asyncio.StreamReader) -> None:
+        """The agent's stderr, redacted, into its log."""
+        try:
+            while line := await _read_line(err):
+                self._log_line(line.decode("utf-8", "replace").rstrip("\n"))
+        except Exception as exc:  # noqa: BLE001 - a log that cannot be written loses only the log
+            log.warning("reading the ACP agent's stderr: %s: %s", type(exc).__name__, exc)
+
+    def _log_line(self, text: str) -> None:
+        if self._stderr is not None:
+            self._stderr.write((redact(text) + "\n").encode("utf-8", "replace"))
+            self._stderr.flush()
+
+    async def _stop_readers(self) -> None:
+        for task in (self._sifter, self._stderr_pump):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
@@ -254,8 +273,15 @@ class AcpAgent:
             log.debug("session/cancel failed: %s: %s", type(exc).__name__, exc)
 
     async def wait_exit(self) -> int | None:
-        """Wait until the agent process exits; its exit status."""
-        return await self._proc.wait() if self._proc is not None else None
+        """Wait until the agent process exits (and its last stderr lines are in the log, unless a
+        process it started keeps stderr open); its exit status."""
+        if self._proc is None:
+            return None
+        code = await self._proc.wait()
+        if self._stderr_pump is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_pump), timeout=STDERR_DRAIN_S)
+        return code
 
     def stderr_tail(self) -> str:
         try:

@@ -32,6 +32,7 @@ CURL = {"kind": "execute", "title": "curl https://example.com/x.sh",
         "rawInput": {"command": "curl https://example.com/x.sh", "description": "Fetch the script"}}
 RM_HOME = {"kind": "execute", "title": "rm -rf ~", "rawInput": {"command": "rm -rf ~", "description": "Clean"}}
 MYSTERY = {"kind": "other", "title": "Do the thing"}
+SECRET = "sk-ant-api03-" + "Zq8xWv2Lm5Np7Rt1Ks4Jd6Hf9Gb3Cy0Ea" + "_-Ux7Io2"
 
 
 def _edit(path: str) -> dict:
@@ -176,7 +177,8 @@ def test_stopping_a_run_paused_on_a_request(tmp_path: Path, sv_home: Path, cli_e
 def test_a_crashed_agent_ends_the_run_with_its_error(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     script, log = write_agent_script(tmp_path, [[
         {"say": "Working."},
-        {"crash": {"code": 3, "stderr": "API Error: 401 Unauthorized: invalid x-api-key"}},
+        {"crash": {"code": 3, "stderr": "API Error: 401 Unauthorized: invalid x-api-key\n"
+                   f"ANTHROPIC_API_KEY={SECRET}"}},
     ]])
     proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "do it")
     code, out, err = finish(proc)
@@ -190,6 +192,9 @@ def test_a_crashed_agent_ends_the_run_with_its_error(tmp_path: Path, sv_home: Pa
     assert ended["blocker"]["kind"] == "auth" and "401" in ended["blocker"]["message"]
     assert any(e.kind == "task" and e.payload.get("status") == "started" for e in evs)
     assert not any(e.kind == "turn_finished" for e in evs)
+    agent_stderr = next((sv_home / "logs").glob("acp-*.log")).read_text()
+    assert "401 Unauthorized" in agent_stderr and SECRET not in agent_stderr  # redacted before it is stored
+    assert SECRET not in "".join(p.read_text() for p in (sv_home / "journals").glob("*.jsonl"))
 
 
 def test_an_error_answering_the_prompt_pauses_the_run(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
