@@ -67,7 +67,7 @@ def start_run(env: dict[str, str], cwd: Path, argv: list[str], *options: str) ->
                             stderr=subprocess.PIPE, text=True)
 
 
-def finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[int, str, str]:
+def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -84,7 +84,7 @@ def journal(home: Path) -> tuple[str, list[Event]]:
     return paths[0].stem, list(iter_events(paths[0]))
 
 
-def wait_for_event(home: Path, pred: Any, what: str, seconds: float = 30) -> Event:
+def wait_for_event(home: Path, pred: Any, what: str, seconds: float = 60) -> Event:
     def look() -> Event | None:
         paths = list((home / "journals").glob("run_*.jsonl")) if (home / "journals").exists() else []
         for p in paths:

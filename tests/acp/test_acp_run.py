@@ -120,16 +120,16 @@ def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, 
         status = json.loads(run_cli("status", "--json", env=cli_env).stdout)
         assert [(r["run_id"], bool(r["paused"])) for r in status] == [(run_id, True)], status
 
-        wrong = run_cli("runs", "answer", run_id, "maybe", env=cli_env)
+        wrong = run_cli("runs", "answer", run_id, "maybe", "--wait", "60", env=cli_env)
         assert wrong.returncode == EXIT_USAGE and "choose one of" in wrong.stderr, wrong.stderr
-        ok = run_cli("runs", "answer", run_id, "reject_once", env=cli_env)
+        ok = run_cli("runs", "answer", run_id, "reject_once", "--wait", "60", env=cli_env)
         assert ok.returncode == EXIT_OK, ok.stderr
-        retry_until(lambda: "rm -rf ~" in permissions(log), 20, message="the answer to reach the agent")
+        retry_until(lambda: "rm -rf ~" in permissions(log), 60, message="the answer to reach the agent")
         assert permissions(log)["rm -rf ~"]["option_id"] == "reject_once"
 
         second = wait_for_event(sv_home, lambda e: e.kind == "pause" and "Do the thing" not in str(e.payload.get(
             "pause_reason")) and e.payload.get("risk", {}).get("level") == "unknown", "the second escalation")
-        ok2 = run_cli("runs", "answer", run_id, "1", env=cli_env)  # by number: Allow
+        ok2 = run_cli("runs", "answer", run_id, "1", "--wait", "60", env=cli_env)  # by number: Allow
         assert ok2.returncode == EXIT_OK, ok2.stderr
         assert "answered" in ok2.stdout and "allow_once" in ok2.stdout
         code, out, err = finish(proc)
@@ -151,7 +151,7 @@ def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, 
     assert evs[-1].payload["outcome"] == "finished"
     n, mismatches = replay_under_recorded_policy(evs)
     assert n >= 2 and mismatches == []
-    late = run_cli("runs", "answer", evs[0].run_id, "1", env=cli_env)
+    late = run_cli("runs", "answer", evs[0].run_id, "1", "--wait", "60", env=cli_env)
     assert late.returncode == EXIT_USAGE and "has ended" in late.stderr
 
 
@@ -256,7 +256,7 @@ def test_an_agent_stuck_at_start_can_be_stopped(tmp_path: Path, sv_home: Path, c
                     message="the agent to receive initialize")
         stop = run_cli("runs", "stop", started.run_id, env=cli_env)
         assert stop.returncode == 0, stop.stderr
-        code, out, err = finish(proc, timeout=60)
+        code, out, err = finish(proc)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -72,7 +72,7 @@ def test_a_spec_run_over_acp(tmp_path: Path, sv_home: Path, cli_env: dict) -> No
         assert proc.poll() is None
         review = run_cli("runs", "review", held.run_id, "--by", "human", env=cli_env)
         assert review.returncode == 0, review.stderr
-        code, out, err = finish(proc, timeout=60)
+        code, out, err = finish(proc)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -158,8 +158,8 @@ def test_live_acp_run_decides_as_the_screen_does(agent: str, tmp_path: Path, sv_
     proc = start_run(cli_env, work, agent_argv(script), "--task", "go")
     try:
         for n in range(1, sum(1 for e in expected if e[0] == "escalate") + 1):
-            retry_until(lambda n=n: _pauses(sv_home) >= n, 30, message=f"escalation {n}")
-            ok = run_cli("runs", "answer", "last", reject, env=cli_env)
+            retry_until(lambda n=n: _pauses(sv_home) >= n, 60, message=f"escalation {n}")
+            ok = run_cli("runs", "answer", "last", reject, "--wait", "60", env=cli_env)
             assert ok.returncode == 0, ok.stderr
         code, out, err = finish(proc)
     finally:

@@ -111,8 +111,9 @@ def test_acp_agent_benign_approved_dangerous_escalated(agent: str, tmp_path: Pat
         assert (work / "notes.txt").exists(), describe()  # the benign command was approved and ran
         assert (work / "src" / "app.py").exists()
         reject = next(o for o in pause["options"] if o["kind"] == "reject_once")
-        answer = subprocess.run([sys.executable, "-m", "supervisor", "runs", "answer", "last", reject["optionId"]],
-                                env=env, capture_output=True, text=True, timeout=60, cwd=REPO)
+        answer = subprocess.run([sys.executable, "-m", "supervisor", "runs", "answer", "last", reject["optionId"],
+                                 "--wait", "60"],
+                                env=env, capture_output=True, text=True, timeout=120, cwd=REPO)
         assert answer.returncode == 0, answer.stderr + describe()
         try:
             code = proc.wait(timeout=150)
