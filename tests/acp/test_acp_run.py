@@ -265,3 +265,30 @@ def test_an_agent_stuck_at_start_can_be_stopped(tmp_path: Path, sv_home: Path, c
     _, evs = journal(sv_home)
     assert evs[-1].kind == "run_ended" and evs[-1].payload["outcome"] == "stopped"
     assert not any(e.kind == "task" and e.payload.get("status") == "started" for e in evs)
+
+
+def test_runs_task_hands_a_waiting_agent_its_next_prompt(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+    script, log = write_agent_script(tmp_path, [[{"tool": LS}, {"say": "Listed."}], [{"say": "Second."}]])
+    proc = start_run(cli_env, tmp_path, agent_argv(script))  # no --task: it waits for `runs task`
+    try:
+        ready = wait_for_event(sv_home, lambda e: e.kind == "note" and e.payload.get("type") == "acp_session",
+                               "the session")
+        assert [r for r in agent_log(log) if r["event"] == "prompt"] == []
+        for n, text in enumerate(["list the files", "and now say more"], start=1):
+            handed = run_cli("runs", "task", ready.run_id, text, env=cli_env)
+            assert handed.returncode == 0, handed.stderr
+            wait_for_event(sv_home, lambda e, n=n: e.kind == "turn_finished" and e.payload["turn"] == n,
+                           f"turn {n}")
+        assert proc.poll() is None  # a run without --task lasts until it is stopped (or the agent exits)
+        assert run_cli("runs", "stop", ready.run_id, env=cli_env).returncode == 0
+        code, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == EXIT_INTERRUPTED, (out, err)
+    assert [r["text"] for r in agent_log(log) if r["event"] == "prompt"] == ["list the files", "and now say more"]
+    assert ran(log) == ["ls -la"]
+    _, evs = journal(sv_home)
+    assert [t["task"] for t in (e.payload for e in evs if e.kind == "turn_finished")] == [
+        "list the files", "and now say more"]
