@@ -579,13 +579,18 @@ def _question_above(view: _View, rules: _Rules, first: int, limit: int = 8) -> t
             for i in range(top, first):
                 if view.lines[i] and not _is_rule(view.lines[i]):
                     return i, view.lines[i]
-        # No frame either (a first-run menu under a splash screen): the paragraph just above the
-        # options, from its first line ("Choose the text style ..." / "To change this later, ...").
-        i = fallback
-        while i > 0 and fallback - i < 3 and view.lines[i - 1] and not _is_rule(view.lines[i - 1]):
-            i -= 1
-        return i, view.lines[i]
+        # No frame either (a first-run menu under a splash screen): the first line of the topmost
+        # paragraph of words in the lines just above the options (splash art is not words).
+        for i in range(lo, first):
+            ln = view.lines[i]
+            if ln and not _is_rule(ln) and _WORDS.search(ln) and (i == lo or not view.lines[i - 1]
+                                                                  or not _WORDS.search(view.lines[i - 1])):
+                return i, ln
+        return fallback, view.lines[fallback]
     return -1, ""
+
+
+_WORDS = re.compile(r"[^\W\d_]{3}")
 
 
 def _region_start(view: _View, q_line: int, reach: int = 12) -> int:
@@ -687,9 +692,23 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
             else:
                 text = m.group("subject") if "subject" in rx.groupindex and m.group("subject") else lines[body[k]]
             text = text.strip().removeprefix("$ ").strip()
-            if any(ch.isalnum() for ch in text):  # a glyph alone ("←") names nothing
+            if any(ch.isalnum() for ch in text) and _names_a(kind, text):  # a glyph alone ("←") names nothing
                 return kind, text[:500]
     return None, ""
+
+
+_URL_TEXT = re.compile(r"^\S*https?://\S+$|^[\w-]+(\.[\w-]+)+(:\d+)?(/\S*)?$", re.I)
+_PATH_TEXT = re.compile(r"""^(['"`]?)[^\s'"`]+\1:?$""")
+
+
+def _names_a(kind: SubjectKind, text: str) -> bool:
+    """Whether the text a subject pattern took can be what it claims: a URL is a URL, a path one
+    token (a line taken from above or below the question may be any output: "Tokens: 2.4k sent")."""
+    if kind == "url":
+        return _URL_TEXT.match(text) is not None
+    if kind == "path":
+        return _PATH_TEXT.match(text) is not None
+    return True
 
 
 _REDIRECT = re.compile(r"(?:(?<!>)>>?(?![&>])|\btee\s+(?:-a\s+)?)\s*['\"]?([^\s;&|()<>'\"]+)")

@@ -162,6 +162,24 @@ def test_a_question_whose_command_is_not_on_screen_is_never_approved(policy: Pol
     assert dec.kind == "escalate" and not dec.keys
 
 
+@pytest.mark.parametrize(("above", "kind", "approved"), [
+    ("src/json_writer.py", "path", True),
+    ("https://example.com/api.md", "url", True),
+    ("Tokens: 2.4k sent, 96 received. Cost: $0.0098 message, $0.03 session.", None, False),
+    ("Applied the edit; see the diff above for details.", None, False),
+])
+def test_a_line_taken_as_the_subject_must_be_one(above: str, kind: str | None, approved: bool,
+                                                 policy: Policy) -> None:
+    """aider names the file or URL it asks about on the line above its question; when that line is
+    other output, it names no subject (never "Tokens: 2.4k sent" taken for a path): unknown, escalated."""
+    question = "Create new file?" if kind != "url" and "http" not in above else "Add URL to the chat?"
+    text = f"diff> do the thing\n\n{above}\n{question} (Y)es/(N)o [Yes]: "
+    obs = obs_of(text, policy, current_command="aider")
+    assert obs.state == "asking" and obs.prompt is not None
+    assert obs.prompt.risk.subject_kind == kind and (obs.prompt.risk.level == "unknown") is (kind is None)
+    assert bool(decide(obs, fresh(), policy).approves) is approved
+
+
 TOKEN_ENTRY = """\
 ╭──────────────────────────────────────────────────────────────╮
 │ Connect your workspace                                       │

@@ -459,13 +459,16 @@ SPLASH_MENU = """\
 """
 
 
-def test_a_menu_under_a_splash_screen_asks_its_own_paragraph_and_approves_nothing(policy: Policy) -> None:
-    """With no frame around it, a first-run menu's question is the paragraph just above its options
-    (not the splash art); none of its options approves, so it needs no subject (risk none). The same
-    menu offering "Yes" approves something it does not name: unknown, and never approved."""
+def test_a_menu_under_a_splash_screen_is_asked_in_words_and_approves_nothing(policy: Policy) -> None:
+    """With no frame around it and no question mark, a first-run menu's question is the first line
+    of words in the lines just above its options (never the splash art); none of its options
+    approves, so it needs no subject (risk none). The same menu offering "Yes" approves something
+    it does not name: unknown, and never approved."""
     obs = obs_of(SPLASH_MENU, policy)
     assert obs.state == "asking" and obs.prompt is not None
-    assert obs.prompt.question == "Pick the colours that suit your terminal"
+    assert obs.prompt.question == "Let's get started."
+    assert obs_of(SPLASH_MENU.replace(" Let's get started.\n\n", ""), policy).prompt.question == (
+        "Pick the colours that suit your terminal")
     assert not any(o.approves for o in obs.prompt.options)
     assert (obs.prompt.risk.level, obs.prompt.risk.subject) == ("none", None)
     yes = obs_of(SPLASH_MENU.replace("Match the terminal", "Yes, go ahead"), policy)
