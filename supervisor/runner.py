@@ -565,9 +565,9 @@ class PaneRunner:
             return None
         what, where = None, "input box"
         client_input = getattr(self.surface, "client_input_since", None)
-        # Only where a human's keys matter (a prompt, the input box), so a new prompt after busy
-        # output is not delayed by a tmux round trip.
-        if (client_input is not None and prev.state in ("idle", "asking") and obs.state != "exited"
+        # Only where a human's keys matter (a prompt staying up, the input box staying up): a new
+        # prompt (the agent's output) is not delayed by a tmux round trip.
+        if (client_input is not None and prev.state in ("idle", "asking") and obs.state == prev.state
                 and screen.text != prev_screen.text  # normalized text: a highlight moving is not typing
                 and client_input(self.pane.session, self._last_full_obs_at)):
             what = "input from an attached tmux client"

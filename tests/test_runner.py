@@ -89,7 +89,7 @@ def test_dangerous_prompt_escalates_then_human_resolves(harness, tmp_path: Path,
     retry_until(lambda: events(runner, "pause"), 30, message="a pause event")
     pause = events(runner, "pause")[0].payload
     assert pause["pause_reason"] and pause["next_action"]
-    assert runner.state.paused
+    retry_until(lambda: runner.state.paused, 10, message="the pause folded into the run state")
     risky = [e.payload["observation"]["prompt"]["risk"] for e in events(runner, "observation")
              if e.payload["observation"]["state"] == "asking"]
     assert risky and risky[0]["level"] == "dangerous", risky
@@ -438,7 +438,7 @@ def test_human_typing_keeps_an_idle_run_from_finishing(harness, tmp_path: Path, 
     (runner,) = h.supervise(h.start_agent(script, rec))
     retry_until(lambda: [e for e in events(runner, "observation") if e.payload["observation"]["state"] == "idle"
                          and "What next?" in e.payload["screen"]["text"]], 30, message="the idle input box")
-    assert runner.state.saw_work
+    retry_until(lambda: runner.state.saw_work, 10, message="the work folded into the run state")
     subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "-l", "please lint"], check=True)
     got = retry_until(lambda: [e for e in events(runner, "note") if e.payload.get("type") == "finish_held"], 30,
                       message="a held finish")
