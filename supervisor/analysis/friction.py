@@ -115,14 +115,17 @@ def human_answers(wh: Warehouse) -> pl.DataFrame:
 
 def top_prompts(wh: Warehouse, limit: int = 15) -> pl.DataFrame:
     """The prompts seen most often: per (agent, prompt kind, question), how many screens showed
-    it, in how many runs, and how the supervisor handled it (answered, escalated, other)."""
+    it, in how many runs, how the supervisor handled it (answered, escalated, other), and the
+    latest observation and screen that showed it."""
     return wh.sql(
         "SELECT coalesce(o.agent, 'unknown') AS agent, o.prompt_kind, o.question, "
         "count(*) AS observations, count(DISTINCT o.run_id) AS runs, "
         "count(d.decision_id) FILTER (d.kind = 'answer') AS answered, "
         "count(d.decision_id) FILTER (d.kind = 'escalate') AS escalated, "
         "count(d.decision_id) FILTER (d.kind NOT IN ('answer', 'escalate')) AS waited, "
-        "min(o.occurred_at) AS first_seen, max(o.occurred_at) AS last_seen "
+        "min(o.occurred_at) AS first_seen, max(o.occurred_at) AS last_seen, "
+        "arg_max(o.observation_id, o.occurred_at) AS last_observation_id, "
+        "arg_max(o.screen_hash, o.occurred_at) AS last_screen_hash "
         "FROM observations o LEFT JOIN decisions d ON d.trigger_id = o.observation_id "
         "WHERE o.state = 'asking' AND o.question IS NOT NULL GROUP BY ALL "
         "ORDER BY observations DESC, runs DESC, agent, question LIMIT ?", [limit]

@@ -137,7 +137,7 @@ def write_friction_report(wh: Warehouse, out_dir: Path, *, now: dt.datetime | No
     prompts = fr.top_prompts(wh)
     w.text("## Prompts seen most often")
     w.figure(plots.plot_top_prompts(prompts), "top-prompts", "prompts seen most often")
-    w.table(prompts.drop(["first_seen", "last_seen"]))
+    w.table(prompts.drop(["first_seen", "last_seen", "last_observation_id", "last_screen_hash"]))
     st = fr.stalls(wh)
     w.text("## Stalls")
     w.figure(plots.plot_stalls(st), "stalls", "stalls")
