@@ -173,11 +173,9 @@ def cases_markdown(df: pl.DataFrame, *, limit: int = 10) -> str:
                     + (f"; expected: {r['expected']}" if r.get("expected") else "")
                     + (f"; won by {r['winner']}: {r['why']}" if r.get("winner") else ""))
         else:
-            head = (f"### run {r.get('run_id')} seq {r.get('seq')}: {r.get('disagreement')}"
-                    f"{' (UNSAFE)' if r.get('unsafe') else ''}")
+            head = f"### run {r.get('run_id')} seq {r.get('seq')}: {r.get('acting_kind')} -> {r.get('shadow_kind')}"
             said = (f"acting: {r.get('acting_kind')} {r.get('acting_keys') or ''} ({r.get('acting_rule')}); "
-                    f"shadow: {r.get('shadow_kind')} {r.get('shadow_keys') or ''} ({r.get('shadow_rule')})"
-                    + ("; the human then pressed what the shadow would have" if r.get("saved_escalation") else ""))
+                    f"shadow: {r.get('shadow_kind')} {r.get('shadow_keys') or ''} ({r.get('shadow_rule')})")
         out += [head, "", said, "", _fenced(wb.screen_tail(r.get("screen"))), ""]
     if df.height > limit:
         out.append(f"_{df.height - limit} more not shown_")
@@ -214,10 +212,12 @@ def write_run_report(wh: Warehouse, run_id: str, out_dir: Path) -> Report:
 
 @_one_friction_snapshot
 def write_candidate_report(wh: Warehouse, candidate: str, out_dir: Path, *, baseline: str | None = None,
-                           now: dt.datetime | None = None) -> Report:
-    """One candidate's evidence against its baseline: per-suite and per-tag pass rates with
-    intervals, compares with win rates, the cases where they disagree (with screens), shadow
-    agreement and disagreements on live runs, the limited-rollout arms, and the gate's reasons."""
+                           evidence: wb.CanaryEvidence | None = None, now: dt.datetime | None = None) -> Report:
+    """One candidate's evidence against its baseline: the gate's reasons, per-suite and per-tag
+    pass rates with intervals, compares with win rates, the cases where they disagree (with
+    screens), and on live runs: shadow agreement over time, the canary's verdicts (``evidence``,
+    from :func:`~supervisor.analysis.canary_evidence`), disagreements with screens, and the
+    limited rollout's arms judged per metric."""
     plots.require_matplotlib()
     cid, cname = wb.resolve_policy_id(wh, candidate)
     bid = wb.resolve_policy_id(wh, baseline)[0] if baseline else wb.default_baseline(wh, cid)
@@ -249,18 +249,27 @@ def write_candidate_report(wh: Warehouse, candidate: str, out_dir: Path, *, base
     agreement = wb.shadow_agreement(wh, cid)
     shadow = wb.shadow_disagreements(wh, cid)
     arms = wb.rollout_arms(wh, cid)
-    w.text("## On live runs: shadow agreement")
+    w.text("## On live runs: shadow canary")
     w.figure(plots.plot_shadow_agreement(agreement), "shadow-agreement", "shadow agreement")
-    w.table(wb.disagreement_summary(shadow))
+    if evidence is not None:
+        w.text("The workbench's verdicts (`evals.canary`, against `gate.yaml`'s minimums):")
+        w.table(wb.canary_summary(evidence))
+        w.table(wb.canary_disagreements(evidence).drop("screen"))
+    w.text("Screens where the candidate would have done otherwise:")
     w.text(cases_markdown(wb.with_screens(wh, shadow), limit=5))
     w.text("## Limited rollout: the arms")
     w.figure(plots.plot_rollout_arms(arms), "rollout-arms", "rollout arms")
     w.table(wb.arm_summary(arms))
+    if evidence is not None:
+        metrics = wb.limited_metrics(evidence)
+        w.text("Judged per metric (Mann-Whitney U; `gate.yaml`'s `limited` section):" if metrics.height else
+               "No limited rollout of this candidate in the registry.")
+        w.table(metrics)
     return w.finish()
 
 
 def write_evals_report(wh: Warehouse, out_dir: Path, *, now: dt.datetime | None = None) -> Report:
-    """Eval and compare history per policy."""
+    """Eval, compare and gate history per policy, and the registry's promotions and rollouts."""
     plots.require_matplotlib()
     w = _Writer(out_dir, f"evals-{_stamp(now)}")
     evals, compares = wb.eval_history(wh), wb.compare_history(wh)
@@ -273,6 +282,10 @@ def write_evals_report(wh: Warehouse, out_dir: Path, *, now: dt.datetime | None 
     w.figure(plots.plot_win_rates(compares), "compares", "compare win rates")
     w.table(compares.select(["compare_run_id", "created_at", "candidate_name", "baseline_name", "pairs", "wins",
                              "losses", "ties", "win_rate", "ci_low", "ci_high", "p_value"]).reverse(), rows=30)
+    w.text("## Gate verdicts")
+    w.table(wb.gate_history(wh).reverse(), rows=30)
+    w.text("## Promotions, rollbacks, canaries and rollouts")
+    w.table(wb.registry_history(wh).reverse(), rows=30)
     w.text("## Policies seen")
     w.table(wb.policies(wh), rows=30)
     return w.finish()

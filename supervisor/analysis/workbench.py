@@ -1,18 +1,21 @@
-"""The workbench's evidence as tidy frames: eval and compare history per policy, one candidate's
-pass rates against a baseline (per suite and per tag, with 95% Wilson intervals), the cases where
-they disagree with their screens, shadow agreement over time, and the arms of a limited rollout.
-For ``candidate-review.ipynb``, ``canary.ipynb``, ``evals.ipynb`` and ``supervisor report
-candidate|evals``.
+"""The workbench's evidence as tidy frames: eval, compare, gate and registry history per policy,
+one candidate's pass rates against a baseline (per suite and per tag, with 95% Wilson intervals),
+the cases where they disagree with their screens, shadow agreement over time, and the arms of a
+limited rollout. For ``candidate-review.ipynb``, ``canary.ipynb``, ``evals.ipynb`` and
+``supervisor report candidate|evals``.
 
-Everything is read from the warehouse (eval runs and results, compares, shadow decisions, runs);
-suite screens come from the suite files the eval ran. Gate results are shown when the warehouse
-has them (``gate_results``).
+Frames are read from the warehouse (eval runs and results, compares, gate results, the registry,
+shadow decisions, runs); suite screens come from the suite files the eval ran. The canary's
+verdicts (would-be unsafe approvals, saved escalations, the limited rollout's per-metric
+judgement) are the workbench's own (``evals.canary``): :func:`canary_evidence` calls them and the
+frames here only lay them out.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import polars as pl
@@ -38,43 +41,42 @@ def wilson(successes: pl.Expr, n: pl.Expr) -> list[pl.Expr]:
             pl.when(empty).then(1.0).otherwise((center + half).clip(0.0, 1.0)).round(4).alias("ci_high")]
 
 
-def _table_exists(wh: Warehouse, name: str) -> bool:
-    return bool(wh.sql("SELECT count(*) AS n FROM information_schema.tables WHERE table_name = ?", [name])["n"][0])
-
-
 # --------------------------------------------------------------------------- policies
 
 
 def policies(wh: Warehouse) -> pl.DataFrame:
-    """Every policy the warehouse has seen, with its name and where: eval runs, compares (as
-    baseline or candidate), runs it drove, runs it shadowed."""
+    """Every policy the warehouse has seen, with its name, its candidate id (if one), and where:
+    eval runs, compares (as baseline or candidate), gates, runs it drove, runs it shadowed."""
     return wh.sql(
         """
         WITH seen AS (
             SELECT policy_id, policy_name AS name, 'eval' AS source, started_at AS seen_at FROM eval_runs
             UNION ALL SELECT baseline_policy_id, baseline_name, 'compare', created_at FROM compare_runs
             UNION ALL SELECT candidate_policy_id, candidate_name, 'compare', created_at FROM compare_runs
+            UNION ALL SELECT candidate_policy_id, NULL, 'gate', created_at FROM gate_results
             UNION ALL SELECT payload->>'$.policy_id', payload->>'$.policy_name', 'drove', occurred_at
                       FROM events WHERE kind = 'run_started'
             UNION ALL SELECT shadow_policy_id, NULL, 'shadowed', occurred_at FROM shadow_decisions
+            UNION ALL SELECT policy_id, name, 'stored', first_seen_at FROM policies
         )
-        SELECT policy_id, max(name) AS name, count(*) FILTER (source = 'eval') AS eval_runs,
-               count(*) FILTER (source = 'compare') AS compares, count(*) FILTER (source = 'drove') AS runs_driven,
-               count(*) FILTER (source = 'shadowed') AS shadow_decisions, min(seen_at) AS first_seen, max(seen_at) AS last_seen
-        FROM seen WHERE policy_id IS NOT NULL GROUP BY policy_id ORDER BY last_seen DESC, policy_id
+        SELECT s.policy_id, max(s.name) AS name, any_value(c.candidate_id) AS candidate_id,
+               count(*) FILTER (source = 'eval') AS eval_runs, count(*) FILTER (source = 'compare') AS compares,
+               count(*) FILTER (source = 'gate') AS gates, count(*) FILTER (source = 'drove') AS runs_driven,
+               count(*) FILTER (source = 'shadowed') AS shadow_decisions, min(seen_at) AS first_seen,
+               max(seen_at) AS last_seen
+        FROM seen s LEFT JOIN candidates c ON c.policy_id = s.policy_id
+        WHERE s.policy_id IS NOT NULL GROUP BY s.policy_id ORDER BY last_seen DESC NULLS LAST, s.policy_id
         """
     )
 
 
 def _policy_file_id(ref: str) -> tuple[str, str] | None:
-    """(policy_id, name) of ``baseline``, a policy file, or a candidate under ``candidates/``."""
-    from evals.suites import REPO_ROOT
+    """(policy_id, name) of a candidate under ``candidates/``, ``baseline``, or a policy file."""
+    from evals.candidates import list_candidate_ids, load_candidate
     from evals.workbench import resolve_policy
-    from supervisor.policy import load_policy
 
-    folder = REPO_ROOT / "candidates" / ref / "policy.yaml"
     try:
-        pol = load_policy(folder) if folder.is_file() else resolve_policy(ref).policy
+        pol = load_candidate(ref).policy if ref in list_candidate_ids() else resolve_policy(ref).policy
     except SupervisorError:
         return None
     return pol.policy_id, pol.name
@@ -82,12 +84,15 @@ def _policy_file_id(ref: str) -> tuple[str, str] | None:
 
 def resolve_policy_id(wh: Warehouse, ref: str) -> tuple[str, str | None]:
     """(policy_id, name) for what a person calls a policy: a policy id or a unique prefix of one,
-    ``baseline``, a policy file, a candidate id (``candidates/ID/``), or a name the warehouse has
-    recorded (the latest policy of that name)."""
+    a candidate id (recorded in the warehouse or under ``candidates/``), ``baseline``, a policy
+    file, or a name the warehouse has recorded (the latest policy of that name)."""
     known = policies(wh)
     names = dict(zip(known["policy_id"].to_list(), known["name"].to_list(), strict=True))
     if ref in names:
         return ref, names[ref]
+    by_candidate = known.filter(pl.col("candidate_id") == ref)
+    if by_candidate.height:
+        return str(by_candidate["policy_id"][0]), by_candidate["name"][0]
     if ref.startswith("pol_"):
         hits = [p for p in names if p.startswith(ref)]
         if len(hits) == 1:
@@ -104,32 +109,47 @@ def resolve_policy_id(wh: Warehouse, ref: str) -> tuple[str, str | None]:
                      "give a policy id (`supervisor eval ...` prints them), a candidate id, a policy file or `baseline`")
 
 
-def latest_candidate(wh: Warehouse) -> str:
-    """The policy most recently put forward as a candidate: the latest compare's candidate, else
-    the latest shadow policy, else the latest policy evaluated that is not the shipped baseline."""
-    from supervisor.policy import baseline_policy
-
-    shipped = baseline_policy().policy_id
-    for sql in ("SELECT candidate_policy_id AS p FROM compare_runs ORDER BY created_at DESC LIMIT 1",
-                "SELECT shadow_policy_id AS p FROM shadow_decisions ORDER BY occurred_at DESC LIMIT 1",
-                "SELECT policy_id AS p FROM eval_runs WHERE policy_id <> ? ORDER BY started_at DESC LIMIT 1"):
-        df = wh.sql(sql, [shipped] if "?" in sql else None)
-        if df.height:
-            return str(df["p"][0])
-    raise InputError(f"no candidate policy in {wh.path} yet",
-                     "evaluate one (`supervisor eval run --policy FILE`), compare it, or run it as a shadow")
-
-
-def default_baseline(wh: Warehouse, candidate_id: str) -> str:
-    """The policy a candidate is judged against: the baseline of its latest compare, else the
-    shipped baseline."""
-    df = wh.sql("SELECT baseline_policy_id FROM compare_runs WHERE candidate_policy_id = ? "
-                "ORDER BY created_at DESC LIMIT 1", [candidate_id])
-    if df.height:
-        return str(df["baseline_policy_id"][0])
+def promoted_policy_id(wh: Warehouse) -> str:
+    """The policy new runs use by default: the latest promotion or rollback in the registry, else
+    the shipped baseline."""
+    df = wh.sql("SELECT policy_id FROM registry_events WHERE kind IN ('promote', 'rollback') "
+                "ORDER BY occurred_at DESC, registry_event_id DESC LIMIT 1")
+    if df.height and df["policy_id"][0]:
+        return str(df["policy_id"][0])
     from supervisor.policy import baseline_policy
 
     return baseline_policy().policy_id
+
+
+def latest_candidate(wh: Warehouse) -> str:
+    """The policy most recently put forward as a candidate: on canary or limited rollout in the
+    registry, else the latest gated, compared, shadowed or evaluated policy that is not the
+    promoted one."""
+    promoted = promoted_policy_id(wh)
+    for sql in ("SELECT policy_id AS p FROM registry_events WHERE kind IN ('canary', 'limited') "
+                "ORDER BY occurred_at DESC LIMIT 1",
+                "SELECT candidate_policy_id AS p FROM gate_results ORDER BY created_at DESC LIMIT 1",
+                "SELECT candidate_policy_id AS p FROM compare_runs ORDER BY created_at DESC LIMIT 1",
+                "SELECT shadow_policy_id AS p FROM shadow_decisions ORDER BY occurred_at DESC LIMIT 1",
+                "SELECT policy_id AS p FROM eval_runs WHERE policy_id <> ? ORDER BY started_at DESC LIMIT 1"):
+        df = wh.sql(sql, [promoted] if "?" in sql else None)
+        if df.height and df["p"][0]:
+            return str(df["p"][0])
+    raise InputError(f"no candidate policy in {wh.path} yet",
+                     "evaluate one (`supervisor eval run --policy FILE`), compare it, or put it on canary")
+
+
+def default_baseline(wh: Warehouse, candidate_id: str) -> str:
+    """The policy a candidate is judged against: the baseline of its latest gate, else of its
+    latest compare, else the promoted policy."""
+    for sql in ("SELECT baseline_policy_id AS p FROM gate_results WHERE candidate_policy_id = ? "
+                "ORDER BY created_at DESC LIMIT 1",
+                "SELECT baseline_policy_id AS p FROM compare_runs WHERE candidate_policy_id = ? "
+                "ORDER BY created_at DESC LIMIT 1"):
+        df = wh.sql(sql, [candidate_id])
+        if df.height:
+            return str(df["p"][0])
+    return promoted_policy_id(wh)
 
 
 # --------------------------------------------------------------------------- evals and compares
@@ -264,21 +284,53 @@ def compare_decided_pairs(wh: Warehouse, compare_run_id: str, *, screens: bool =
 
 
 def gate_reasons(wh: Warehouse, candidate_id: str) -> pl.DataFrame:
-    """The latest gate verdict on the candidate with its reasons (check, status, figure,
-    threshold), when the warehouse records gate results; empty otherwise."""
-    empty = pl.DataFrame(schema={"gate_result_id": pl.Utf8, "verdict": pl.Utf8, "check": pl.Utf8, "status": pl.Utf8,
-                                 "figure": pl.Utf8, "threshold": pl.Utf8})
-    if not _table_exists(wh, "gate_results"):
-        return empty
-    df = wh.sql("SELECT * FROM gate_results WHERE candidate_policy_id = ? ORDER BY created_at DESC LIMIT 1",
-                [candidate_id])
+    """The latest gate verdict on the candidate with its table of reasons (check, status, figure,
+    threshold); empty until ``supervisor eval gate-candidate`` has judged it."""
+    from supervisor.warehouse.evals_store import read_gate_results
+
+    schema: dict[str, Any] = {"gate_result_id": pl.Utf8, "created_at": pl.Datetime("us"), "verdict": pl.Utf8,
+              "check": pl.Utf8,
+              "status": pl.Utf8, "figure": pl.Utf8, "threshold": pl.Utf8}
+    df = read_gate_results(wh, candidate_policy_id=candidate_id)
     if df.height == 0:
-        return empty
+        return pl.DataFrame(schema=schema)
     row = df.row(0, named=True)
-    reasons = json.loads(row["reasons"]) if isinstance(row.get("reasons"), str) else (row.get("reasons") or [])
-    return pl.DataFrame([{"gate_result_id": row.get("gate_result_id"), "verdict": row.get("verdict"),
-                          **{k: None if r.get(k) is None else str(r.get(k))
-                             for k in ("check", "status", "figure", "threshold")}} for r in reasons], schema=empty.schema)
+    reasons = json.loads(row["reasons"]) if isinstance(row["reasons"], str) else (row["reasons"] or [])
+    return pl.DataFrame([{"gate_result_id": row["gate_result_id"], "created_at": row["created_at"],
+                          "verdict": row["verdict"], **{k: None if r.get(k) is None else str(r[k])
+                                                         for k in ("check", "status", "figure", "threshold")}}
+                         for r in reasons], schema=schema)
+
+
+def gate_history(wh: Warehouse, policy_id: str | None = None) -> pl.DataFrame:
+    """Every gate verdict (newest last), with how many checks passed, held and rejected."""
+    from supervisor.warehouse.evals_store import read_gate_results
+
+    df = read_gate_results(wh, candidate_policy_id=policy_id)
+    rows = []
+    for r in df.iter_rows(named=True):
+        reasons = json.loads(r["reasons"]) if isinstance(r["reasons"], str) else (r["reasons"] or [])
+        statuses = [x.get("status") for x in reasons]
+        rows.append({"gate_result_id": r["gate_result_id"], "created_at": r["created_at"],
+                     "candidate_id": r["candidate_id"], "candidate_policy_id": r["candidate_policy_id"],
+                     "baseline_policy_id": r["baseline_policy_id"], "verdict": r["verdict"],
+                     "passed": statuses.count("pass"), "held": statuses.count("hold"),
+                     "rejected": statuses.count("reject"),
+                     "why": "; ".join(f"{x.get('check')}: {x.get('figure')}" for x in reasons
+                                      if x.get("status") in ("hold", "reject"))})
+    schema: dict[str, Any] = {"gate_result_id": pl.Utf8, "created_at": pl.Datetime("us"), "candidate_id": pl.Utf8,
+              "candidate_policy_id": pl.Utf8, "baseline_policy_id": pl.Utf8, "verdict": pl.Utf8, "passed": pl.Int64,
+              "held": pl.Int64, "rejected": pl.Int64, "why": pl.Utf8}
+    return pl.DataFrame(rows, schema=schema).sort("created_at")
+
+
+def registry_history(wh: Warehouse) -> pl.DataFrame:
+    """Promotions, rollbacks, canaries, limited rollouts and stops, in order."""
+    from supervisor.warehouse.evals_store import read_registry_events
+
+    return read_registry_events(wh).select(["registry_event_id", "occurred_at", "kind", "candidate_id", "policy_id",
+                                            "previous_policy_id", "fraction", "actor", "reason", "forced",
+                                            "gate_result_id"])
 
 
 # --------------------------------------------------------------------------- canary
@@ -319,59 +371,48 @@ def _interval(every: str) -> str:
 
 
 def shadow_disagreements(wh: Warehouse, shadow_policy_id: str, *, limit: int = 200) -> pl.DataFrame:
-    """The screens where the shadow policy would have done otherwise: what each decided, the
-    prompt and its risk, the class of disagreement (``would_answer``: the shadow answers what the
-    acting policy did not; ``would_escalate``; ``other``), ``unsafe`` (the shadow approves a
-    prompt whose risk is dangerous or unknown), and ``saved_escalation`` (the acting policy
-    escalated and the human then pressed exactly the keys the shadow would have sent)."""
+    """Every screen where the shadow policy would have done otherwise than the acting one: what
+    each decided (kind, keys, rule), the prompt and its risk, and the screen's hash (see
+    :func:`with_screens`). Whether a disagreement was unsafe or would have saved an escalation is
+    the workbench's call: :func:`canary_evidence`."""
     return wh.sql(
         f"""
         SELECT p.run_id, p.seq, p.occurred_at, p.shadow_policy_id, p.trigger_id, o.screen_hash, o.agent, o.state,
                o.prompt_kind, o.question, o.risk_level, p.acting_kind, p.acting_keys, p.acting_rule,
-               p.shadow_kind, p.shadow_keys, p.shadow_rule,
-               CASE WHEN p.shadow_kind = 'answer' AND p.acting_kind <> 'answer' THEN 'would_answer'
-                    WHEN p.shadow_kind = 'escalate' AND p.acting_kind <> 'escalate' THEN 'would_escalate'
-                    ELSE 'other' END AS disagreement,
-               coalesce(p.shadow_approves AND o.risk_level IN ('dangerous', 'unknown'), false) AS unsafe,
-               coalesce(p.acting_kind = 'escalate' AND p.shadow_kind = 'answer'
-                        AND CAST(f.human_keys AS VARCHAR) = p.shadow_keys, false) AS saved_escalation,
-               f.ended_by AS escalation_ended_by, CAST(f.human_keys AS VARCHAR) AS human_keys
-        FROM ({_SHADOW_PAIRS}) p
-        LEFT JOIN observations o ON o.observation_id = p.trigger_id
-        LEFT JOIN friction_events f ON f.kind = 'escalation' AND f.decision_id = p.decision_id
+               p.shadow_kind, p.shadow_keys, p.shadow_rule
+        FROM ({_SHADOW_PAIRS}) p LEFT JOIN observations o ON o.observation_id = p.trigger_id
         WHERE p.shadow_policy_id = ? AND NOT p.agree
-        ORDER BY unsafe DESC, p.occurred_at LIMIT ?
+        ORDER BY p.occurred_at LIMIT ?
         """, [shadow_policy_id, limit])
 
 
-def disagreement_summary(df: pl.DataFrame) -> pl.DataFrame:
-    """Disagreements (a frame from :func:`shadow_disagreements`) per class and prompt kind."""
-    if df.height == 0:
-        return pl.DataFrame(schema={"disagreement": pl.Utf8, "prompt_kind": pl.Utf8, "screens": pl.UInt32,
-                                    "unsafe": pl.UInt32, "saved_escalations": pl.UInt32})
-    return (df.group_by(["disagreement", "prompt_kind"])
-            .agg(pl.len().alias("screens"), pl.col("unsafe").sum().cast(pl.UInt32),
-                 pl.col("saved_escalation").sum().cast(pl.UInt32).alias("saved_escalations"))
-            .sort(["screens", "disagreement"], descending=[True, False]))
+def latest_rollout(wh: Warehouse, candidate_id: str) -> dict[str, Any] | None:
+    """The candidate's latest limited-rollout registry event (its start, fraction and control
+    policy), or None."""
+    df = wh.sql("SELECT registry_event_id, occurred_at, epoch_ms(occurred_at) / 1000.0 AS at, policy_id, "
+                "previous_policy_id, fraction FROM registry_events "
+                "WHERE kind = 'limited' AND policy_id = ? ORDER BY occurred_at DESC LIMIT 1", [candidate_id])
+    return df.row(0, named=True) if df.height else None
 
 
 def rollout_arms(wh: Warehouse, candidate_id: str) -> pl.DataFrame:
-    """Runs since the candidate first rode along (as a shadow or driving), each in its arm:
-    ``candidate`` (the candidate drove it) or ``incumbent``; with outcome, duration, escalations
-    and friction seconds."""
+    """The runs of the candidate's latest limited rollout, each in its arm: ``candidate`` (the
+    candidate drove it) or ``control`` (the rollout's control policy did), since the rollout
+    began; with outcome, duration, escalations and friction seconds. Without a rollout in the
+    registry: every run since the candidate first rode along, the ones it did not drive as
+    ``control``."""
+    rollout = latest_rollout(wh, candidate_id)
+    cols = ("s.run_id, s.started_at, s.agent, s.policy_id, CASE WHEN s.policy_id = $1 THEN 'candidate' "
+            "ELSE 'control' END AS arm, s.outcome, s.outcome = 'finished' AS finished, s.duration_s, s.escalations, "
+            "s.answers, s.friction_seconds FROM run_summary s")
+    if rollout is not None:
+        return wh.sql(f"SELECT {cols} WHERE s.started_at >= $2 AND s.policy_id IN ($1, $3) ORDER BY s.started_at, "
+                      "s.run_id", [candidate_id, rollout["occurred_at"], rollout["previous_policy_id"]])
     return wh.sql(
-        """
-        WITH since AS (
-            SELECT least((SELECT min(occurred_at) FROM shadow_decisions WHERE shadow_policy_id = $1),
-                         (SELECT min(started_at) FROM runs WHERE policy_id = $1)) AS t
-        )
-        SELECT s.run_id, s.started_at, s.agent, s.policy_id,
-               CASE WHEN s.policy_id = $1 THEN 'candidate' ELSE 'incumbent' END AS arm,
-               s.outcome, s.outcome = 'finished' AS finished, s.duration_s, s.escalations, s.answers,
-               s.friction_seconds
-        FROM run_summary s, since WHERE since.t IS NOT NULL AND s.started_at >= since.t - INTERVAL '1 second'
-        ORDER BY s.started_at, s.run_id
-        """, [candidate_id])
+        "WITH since AS (SELECT least((SELECT min(occurred_at) FROM shadow_decisions WHERE shadow_policy_id = $1), "
+        "(SELECT min(started_at) FROM runs WHERE policy_id = $1)) AS t) "
+        f"SELECT {cols}, since WHERE since.t IS NOT NULL AND s.started_at >= since.t - INTERVAL '1 second' "
+        "ORDER BY s.started_at, s.run_id", [candidate_id])
 
 
 def arm_summary(arms: pl.DataFrame) -> pl.DataFrame:
@@ -392,6 +433,73 @@ def arm_summary(arms: pl.DataFrame) -> pl.DataFrame:
                            *wilson(pl.col("finished").cast(pl.Float64), n)).select(
         ["arm", "runs", "finished", "completion", "ci_low", "ci_high", "escalations_per_run", "median_friction_s",
          "median_duration_s"])
+
+
+@dataclass
+class CanaryEvidence:
+    """The workbench's verdicts on a candidate's canary (``evals.canary``), as the gate sees them."""
+
+    policy_id: str
+    report: Any
+    """``evals.canary.CanaryReport``: agreement, disagreements by kind with examples, would-be unsafe
+    approvals, saved escalations, sample sizes against ``gate.yaml``'s minimums."""
+    limited: Any
+    """``evals.canary.LimitedAnalysis`` of the latest limited rollout, or None without one."""
+
+
+def canary_evidence(settings: Any, policy_id: str, *, gate_file: Any = None) -> CanaryEvidence:
+    """The shadow canary report and the latest limited rollout's per-metric analysis of
+    ``policy_id``, computed by ``evals.canary`` with ``gate.yaml``'s minimums and metrics. Opens
+    the warehouse itself: call it outside a ``reader`` block."""
+    from evals.canary import canary_report, limited_analysis
+    from evals.gate import load_gate_config
+    from supervisor.warehouse import reader
+
+    cfg = load_gate_config(gate_file)
+    with reader(settings) as wh:
+        rollout = latest_rollout(wh, policy_id)
+    report = canary_report(settings, policy_id, min_observations=cfg.canary.min_observations,
+                           min_runs=cfg.canary.min_runs)
+    limited = None
+    if rollout is not None:
+        limited = limited_analysis(settings, policy_id, rollout["previous_policy_id"], since=rollout["at"],
+                                   config=cfg.limited)
+    return CanaryEvidence(policy_id, report, limited)
+
+
+def canary_summary(ev: CanaryEvidence) -> pl.DataFrame:
+    """One row: observations and runs compared, agreement, would-be unsafe approvals, saved
+    escalations, mismatches, and whether the samples reach the gate's minimums."""
+    r = ev.report
+    return pl.DataFrame([{"policy_id": ev.policy_id, "observations": r.observations, "runs": r.runs,
+                          "agreement": r.agreement, "unsafe": r.unsafe, "saved_escalations": r.saved_escalations,
+                          "mismatches": r.mismatches, "min_observations": r.min_observations,
+                          "min_runs": r.min_runs, "enough": r.enough}])
+
+
+def canary_disagreements(ev: CanaryEvidence) -> pl.DataFrame:
+    """Disagreements by kind (what the acting policy did, what the shadow would have), with the
+    first example's run, observation and screen tail."""
+    rows = [{"acting": d.acting, "shadow": d.shadow, "count": d.count,
+             "run_id": d.examples[0]["run_id"] if d.examples else None,
+             "observation_id": d.examples[0]["observation_id"] if d.examples else None,
+             "screen": d.examples[0]["screen_tail"] if d.examples else None} for d in ev.report.disagreements]
+    return pl.DataFrame(rows, schema={"acting": pl.Utf8, "shadow": pl.Utf8, "count": pl.Int64, "run_id": pl.Utf8,
+                                      "observation_id": pl.Utf8, "screen": pl.Utf8})
+
+
+def limited_metrics(ev: CanaryEvidence) -> pl.DataFrame:
+    """The limited rollout judged per metric (Kayenta-style): each arm's runs and median, the
+    Mann-Whitney U and p, the metric's status (pass, high, low, nodata), and the rollout's score and
+    verdict on every row; empty without a rollout."""
+    schema: dict[str, Any] = {"metric": pl.Utf8, "status": pl.Utf8, "weight": pl.Float64, "worse": pl.Utf8, "control_n": pl.Int64,
+              "candidate_n": pl.Int64, "control_median": pl.Float64, "candidate_median": pl.Float64,
+              "u": pl.Float64, "p_value": pl.Float64, "score": pl.Float64, "verdict": pl.Utf8}
+    la = ev.limited
+    if la is None:
+        return pl.DataFrame(schema=schema)
+    return pl.DataFrame([m.model_dump() | {"score": la.score, "verdict": la.verdict} for m in la.metrics],
+                        schema=schema)
 
 
 def screens_of(wh: Warehouse, hashes: list[str]) -> dict[str, str]:

@@ -83,13 +83,17 @@ def candidate_report(ctx: click.Context, candidate: str, baseline: str | None, o
     intervals), blind-compare win rates, the cases where they disagree with their screens, shadow
     agreement and the limited-rollout arms on live runs, and the gate's reasons. CANDIDATE is a
     candidate id, a policy id (or prefix), a policy file, or a policy name."""
-    from supervisor.analysis import write_candidate_report
+    from supervisor.analysis import canary_evidence, resolve_policy_id, write_candidate_report
     from supervisor.analysis.plots import require_matplotlib
     from supervisor.warehouse import reader
 
     require_matplotlib()
-    with reader(settings_from(ctx).ensure()) as wh:
-        rep = write_candidate_report(wh, candidate, out_dir, baseline=baseline)
+    s = settings_from(ctx).ensure()
+    with reader(s) as wh:
+        policy_id = resolve_policy_id(wh, candidate)[0]
+    evidence = canary_evidence(s, policy_id)  # the workbench's verdicts (it reads the warehouse itself)
+    with reader(s, refresh=False) as wh:
+        rep = write_candidate_report(wh, candidate, out_dir, baseline=baseline, evidence=evidence)
     _written(rep)
 
 
@@ -97,8 +101,8 @@ def candidate_report(ctx: click.Context, candidate: str, baseline: str | None, o
 @_OUT
 @click.pass_context
 def evals_report(ctx: click.Context, out_dir: Path) -> None:
-    """Eval and compare history per policy: pass rates over time with intervals, unsafe
-    approvals, compare win rates."""
+    """Eval, compare and gate history per policy (pass rates over time with intervals, unsafe
+    approvals, compare win rates, verdicts), and the registry's promotions and rollouts."""
     from supervisor.analysis import write_evals_report
     from supervisor.analysis.plots import require_matplotlib
     from supervisor.warehouse import reader

@@ -2,9 +2,11 @@
 
 Built once per session in a private supervisor home: the scripted agent in real tmux (private
 socket) under the real runner, with a shadow candidate riding along; a human (played by the
-fixture through ``tmux send-keys``) answers escalations after a planted wait; two more runs are
-driven by the candidate (the limited-rollout arm); a workflow run with a failing verifier, a
-retry and a human review; eval runs and a blind compare of baseline against the candidate.
+fixture through ``tmux send-keys``) answers escalations after a planted wait; three more runs
+are driven by the candidate (the limited-rollout arm); a workflow run with a failing verifier, a
+retry and a human review; eval runs, a blind compare of baseline against the candidate and a gate
+verdict; in the registry, the fast-timing policy promoted and the candidate on canary and limited
+rollout.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from supervisor.policy import Policy, dump_policy
 from supervisor.runner import PaneRunner
 from supervisor.settings import Settings
 from supervisor.warehouse import sync
+from tests.conftest import REPO
 from tests.helpers import retry_until
 from tests.live_helpers import LiveHarness, fast_policy, write_script
 
@@ -121,16 +125,21 @@ SCRIPTS: dict[str, dict[str, Any]] = {
 }
 HUMAN_ANSWERS = {"shop": ["3"], "cleanup": ["n", "Enter"], "rollout-a": ["1"], "compile": None, "login": None}
 """The fixture's human: keys pressed on each script's escalation (None: lets it clear by itself)."""
-ROLLOUT_SCRIPTS = {
+ROLLOUT_SCRIPTS = {  # the candidate's arm of the limited rollout
     "rollout-a": {"style": "claude", "steps": [
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "lint", "kind": "bash", "command": "npm run lint", "description": "Lint"}},
-        {"spinner": {"seconds": 0.3}},
+        {"spinner": {"seconds": WORK_S}},
         {"done": {}},
     ]},
     "rollout-b": {"style": "aider", "steps": [
         {"prompt": {"id": "add", "kind": "yes_no", "question": "Add README.md to the chat?"}},
-        {"spinner": {"seconds": 0.3}},
+        {"spinner": {"seconds": WORK_S}},
+        {"done": {}},
+    ]},
+    "rollout-c": {"style": "claude", "steps": [
+        {"say": "Reading the docs."},
+        {"spinner": {"seconds": WORK_S}},
         {"done": {}},
     ]},
 }
@@ -189,6 +198,8 @@ def _supervise(socket: str, home: Path, tmp: Path, scripts: dict[str, dict[str, 
 
 @pytest.fixture(scope="session")
 def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilledHome]:
+    from evals.gate import gate_candidate
+    from evals.registry import promote, start_canary, start_limited
     from evals.workbench import eval_compare, eval_run
     from supervisor.workflow.demo import run_workflow_demo
 
@@ -203,6 +214,12 @@ def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilledHome
     run_ids: dict[str, str] = {}
     human_keys: dict[str, list[str]] = {}
     socket = f"svfill-{uuid.uuid4().hex[:8]}"
+    # The registry as a team would have it: the fast-timing policy promoted (forced: no gate ran
+    # for it), the candidate on shadow canary and on a limited rollout against it.
+    promote(settings, "fast-baseline", policy, approved_by="fixture", force=True,
+            reason="the fixture's runs use the baseline with short timers")
+    start_canary(settings, "cautious-candidate", candidate, by="fixture")
+    start_limited(settings, "cautious-candidate", candidate, 0.3, by="fixture")
     try:
         _supervise(socket, settings.home, root, SCRIPTS, policy, [candidate], run_ids, human_keys)
         _supervise(socket, settings.home, root, ROLLOUT_SCRIPTS, candidate, [], run_ids, human_keys)
@@ -215,4 +232,9 @@ def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilledHome
     eval_run("claude", "baseline", settings=settings, reports_dir=reports, episodes=False)
     eval_run("claude", str(candidate_path), settings=settings, reports_dir=reports, episodes=False)
     eval_compare("baseline", str(candidate_path), suite_spec="claude", settings=settings, reports_dir=reports, seed=7)
+    gate_cfg = yaml.safe_load((REPO / "candidates" / "gate.yaml").read_text(encoding="utf-8"))
+    gate_cfg.update(suites="claude", episodes=False)
+    gate_cfg["expanded"]["variants_per_case"] = 1
+    (root / "gate.yaml").write_text(yaml.safe_dump(gate_cfg), encoding="utf-8")
+    gate_candidate(str(candidate_path), gate_file=root / "gate.yaml", settings=settings, reports_dir=reports)
     yield FilledHome(settings, candidate, candidate_path, run_ids, human_keys)

@@ -21,6 +21,8 @@ def test_the_filled_warehouse_has_every_kind_of_friction(filled_home: FilledHome
         shadows = wh.sql("SELECT count(*) AS n FROM shadow_decisions")["n"][0]
         evals = wh.sql("SELECT count(*) AS n FROM eval_runs")["n"][0]
         compares = wh.sql("SELECT count(*) AS n FROM compare_runs")["n"][0]
+        gates = wh.sql("SELECT count(*) AS n FROM gate_results")["n"][0]
+        registry = wh.sql("SELECT kind FROM registry_events ORDER BY occurred_at")["kind"].to_list()
     kinds = set(events["kind"])
     assert {"escalation", "answer_not_taken", "repeated_prompt", "human_keystrokes", "stall", "retry"} <= kinds, kinds
     # a human typing a message into the agent's input box does not hold the supervisor back: no time lost
@@ -32,8 +34,9 @@ def test_the_filled_warehouse_has_every_kind_of_friction(filled_home: FilledHome
     assert all(s.startswith("No") for s in by_human["selected"])
     assert esc.filter(esc["pattern"] == "blocker:auth")["ended_by"].to_list() == ["blocker_cleared"]
     assert all(HUMAN_WAIT_S - 0.1 <= s <= HUMAN_WAIT_S + 1.0 for s in by_human["seconds_lost"]), by_human
-    assert runs.height == len(filled_home.run_ids) == 9
+    assert runs.height == len(filled_home.run_ids) == 10
     assert set(runs["outcome"]) == {"finished"}, runs.select(["run_id", "agent", "outcome"])
-    assert shadows > 0 and evals == 2 and compares == 1
-    rollout = {filled_home.run_ids["rollout-a"], filled_home.run_ids["rollout-b"]}
+    assert shadows > 0 and evals >= 2 and compares >= 1 and gates == 1  # the gate runs its own evals and compare
+    assert registry == ["promote", "canary", "limited"]
+    rollout = {filled_home.run_ids[f"rollout-{x}"] for x in "abc"}
     assert set(runs.filter(runs["policy_id"] == filled_home.candidate.policy_id)["run_id"]) == rollout

@@ -104,7 +104,7 @@ def test_bad_references_are_one_line(filled_home: FilledHome) -> None:
     rid = run_with(filled_home, "shop")
     for args, needle in ((["runs", "why", rid, "99999"], "no event with seq 99999"),
                          (["runs", "why", rid, "zz-no-such"], "no decision 'zz-no-such'"),
-                         (["runs", "why", "run_"], "matches 9 runs"),
+                         (["runs", "why", "run_"], "matches 10 runs"),
                          (["runs", "why", rid, "3", "--last"], "not both")):
         code, out, err = invoke(filled_home, *args)
         assert code == 2 and needle in err and err.count("\n") == 1, (args, err)
