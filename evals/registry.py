@@ -255,6 +255,14 @@ def choose_policies(st: RegistryState, run_id: str) -> NewRunPolicies:
     return out
 
 
+def default_policy_help(settings: Settings) -> str:
+    """One line for ``run --help``: which policy new runs use by default."""
+    st = registry_state(settings, wait_s=0.2)
+    if st.promoted_policy_id is None:
+        return "the shipped baseline (nothing promoted yet)"
+    return f"the promoted policy {st.promoted_candidate_id or ''} ({st.promoted_policy_id})".replace("  ", " ")
+
+
 # --------------------------------------------------------------------------- writing
 
 

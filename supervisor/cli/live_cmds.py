@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import os
 import shlex
 import signal
@@ -32,11 +31,11 @@ from supervisor.errors import (
     EXIT_OK,
     InputError,
     PaneGone,
+    SupervisorError,
     UsageError,
 )
+from supervisor.ids import new_id
 from supervisor.settings import Settings
-
-log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the runner and the policy load when a command runs, not for --help (bench/cli_start.py)
     from supervisor.models import Event
@@ -45,23 +44,45 @@ if TYPE_CHECKING:  # the runner and the policy load when a command runs, not for
 
 
 def resolve_policy(settings: Settings, path: Path | None) -> Policy:
-    """--policy, else $SUPERVISOR_POLICY, else the promoted policy (when a registry exists), else baseline."""
-    from supervisor.policy import Policy, baseline_policy, load_policy
+    """--policy, else $SUPERVISOR_POLICY, else the registry's promoted policy (the shipped baseline
+    when nothing is promoted)."""
+    from supervisor.policy import load_policy
 
     if path is not None:
         return load_policy(path)
     if settings.policy_path is not None:
         return load_policy(settings.policy_path)
+    return _registry_choice(settings, None).acting
+
+
+def _registry_choice(settings: Settings, run_id: str | None) -> Any:
+    """What the registry says a new run uses (:func:`evals.registry.policies_for_new_run`). A registry
+    that cannot be read is said on stderr and the shipped baseline runs (supervision never waits)."""
+    from evals.registry import NewRunPolicies, policies_for_new_run
+    from supervisor.policy import baseline_policy
+
     try:
-        from evals.registry import promoted_policy
-    except ImportError:
-        return baseline_policy()
-    try:
-        pol = promoted_policy(settings)
-    except Exception:  # noqa: BLE001 - a broken registry must not stop supervision
-        log.warning("the promotion registry could not be read; supervising under the baseline", exc_info=True)
-        return baseline_policy()
-    return pol if isinstance(pol, Policy) else baseline_policy()
+        return policies_for_new_run(settings, run_id)
+    except SupervisorError as exc:
+        err_console.print(f"[yellow]warning: the policy registry cannot be read ({exc.one_line()}); "
+                          "supervising with the shipped baseline[/]")
+        return NewRunPolicies(acting=baseline_policy(), acting_source="shipped baseline (registry unreadable)")
+
+
+class _RunCommand(click.Command):
+    """``run``: its help names the policy new runs use by default (the registry's promoted one)."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        from evals.registry import default_policy_help
+
+        try:
+            default = default_policy_help(settings_from(ctx))
+        except SupervisorError as exc:
+            default = f"unknown ({exc.one_line()})"
+        with formatter.indentation():
+            formatter.write_paragraph()
+            formatter.write_text(f"Default policy (without --policy or $SUPERVISOR_POLICY): {default}.")
 
 
 def _tmux(settings: Settings) -> str:
@@ -79,11 +100,19 @@ def _policy_options(f: Any) -> Any:
     return f
 
 
-def _config(settings: Settings, policy_path: Path | None, shadows: tuple[Path, ...], **kw: Any) -> RunConfig:
+def _config(settings: Settings, policy_path: Path | None, shadows: tuple[Path, ...], *, run_id: str | None = None,
+            **kw: Any) -> RunConfig:
+    """The run's policies: --policy (or $SUPERVISOR_POLICY) when given, else what the registry says
+    (the promoted policy acts, candidates on canary ride along as shadows, and a run whose id is
+    known takes its arm of a limited rollout); --shadow adds shadows."""
     from supervisor.policy import load_policy
     from supervisor.runner import RunConfig
 
-    return RunConfig(policy=resolve_policy(settings, policy_path), shadows=[load_policy(p) for p in shadows], **kw)
+    extra = [load_policy(p) for p in shadows]
+    if policy_path is not None or settings.policy_path is not None:
+        return RunConfig(policy=resolve_policy(settings, policy_path), shadows=extra, **kw)
+    choice = _registry_choice(settings, run_id)
+    return RunConfig(policy=choice.acting, shadows=[*choice.shadows, *extra], **kw)
 
 
 def read_task(task: str | None) -> str | None:
@@ -201,7 +230,7 @@ def supervise_foreground(sup: Supervisor, *, duration: float | None = None) -> b
     return interrupted
 
 
-@click.command("run")
+@click.command("run", cls=_RunCommand)
 @_policy_options
 @_task_options
 @click.option("--session", default=None, help="Name of the tmux session to create (default: sv-XXXXXX).")
@@ -252,8 +281,9 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
                              "(an ACP agent runs as the supervisor's subprocess, not in tmux, and ends with the run)",
                              "drop them, or run without --acp")
     task = read_task(task)
-    config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish, command=list(command),
-                     task=task, turns=turns)
+    run_id = new_id("run_")  # chosen first: a limited rollout picks this run's policy by its id
+    config = _config(settings, policy_path, shadows, run_id=run_id, exit_on_finish=exit_on_finish,
+                     command=list(command), task=task, turns=turns)
     if acp:
         from supervisor.cli.acp_cmds import run_acp
 
@@ -275,7 +305,7 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
     sup = make_supervisor(surface, settings, config, spec_path=spec_path, echo=console.print,
                           socket=settings.tmux_socket)
     print_events(sup, quiet=True)
-    runner = sup.add_pane(pane, command=list(command))
+    runner = sup.add_pane(pane, command=list(command), run_id=run_id)
     console.print(f"supervising [bold]{redact(shlex.join(command))}[/] in tmux session {name} pane {pane.pane_id} "
                   f"(run {runner.run_id}); watch it: {_tmux(settings)} attach -t {name}")
     interrupted = supervise_foreground(sup)
