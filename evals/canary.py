@@ -78,11 +78,17 @@ def canary_report(settings: Any, policy_id: str, *, since: float | None = None, 
     from supervisor.decide import selected_option
     from supervisor.models import Prompt
     from supervisor.warehouse import reader
-    from supervisor.warehouse.evals_store import read_human_answers, read_shadow_pairs
+    from supervisor.warehouse.evals_store import read_human_answers, read_policy_content, read_shadow_pairs
 
     with reader(settings) as wh:
         pairs = read_shadow_pairs(wh, policy_id, since=since)
         humans = read_human_answers(wh, since=since)
+        content = read_policy_content(wh, policy_id)
+    shadow_policy = None
+    if content is not None:
+        from evals.workbench import stored_policy
+
+        shadow_policy = stored_policy(policy_id, content)
     rep = CanaryReport(policy_id=policy_id, min_observations=min_observations, min_runs=min_runs)
     rows = [r for r in pairs.to_dicts() if r["acting_kind"] is not None]
     by_run: dict[str, list[dict[str, Any]]] = {}
@@ -94,8 +100,8 @@ def canary_report(settings: Any, policy_id: str, *, since: float | None = None, 
     for r in rows:
         sk, ak = str(r["shadow_kind"]), str(r["acting_kind"])
         skeys, akeys = _keys(r["shadow_keys"]), _keys(r["acting_keys"])
-        sprompt = json.loads(r["shadow_prompt"]) if r["shadow_prompt"] else None
         aprompt = json.loads(r["acting_prompt"]) if r["acting_prompt"] else None
+        sprompt = _shadow_prompt(r, aprompt, shadow_policy)
         scls = answer_class_of(sprompt, sk, skeys)
         acls = answer_class_of(aprompt, ak, akeys)
         human = None
@@ -133,6 +139,27 @@ def canary_report(settings: Any, policy_id: str, *, since: float | None = None, 
     if min_observations is not None and min_runs is not None:
         rep.enough = rep.observations >= min_observations and rep.runs >= min_runs
     return rep
+
+
+def _shadow_prompt(r: dict[str, Any], acting: dict[str, Any] | None, policy: Any) -> dict[str, Any] | None:
+    """The prompt the shadow decided on, with its options: as journaled when whole; the acting
+    observation's when the signatures match (same kind, question, options); else the screen
+    classified again with the shadow's own policy (classify is pure)."""
+    summary = json.loads(r["shadow_prompt"]) if r["shadow_prompt"] else None
+    if not isinstance(summary, dict):
+        return None
+    if "options" in summary:
+        return summary
+    if acting is not None and acting.get("signature") == summary.get("signature"):
+        return acting
+    if policy is None or not r.get("text"):
+        return None
+    from supervisor.classify import classify
+    from supervisor.screen import make_screen
+
+    obs = classify(make_screen(r["text"], width=r.get("width") or 80, height=r.get("height") or 24,
+                               title=r.get("title") or ""), policy)
+    return obs.prompt.model_dump(mode="json") if obs.prompt is not None else None
 
 
 def _example(r: dict[str, Any], shadow_class: str | None) -> dict[str, Any]:

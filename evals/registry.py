@@ -155,8 +155,9 @@ def _read_warehouse_state(wh: Any) -> RegistryState:
     return st
 
 
-def registry_state(settings: Settings, *, wait_s: float = 1.0) -> RegistryState:
-    """The registry as the warehouse has it (refreshing the cache), else as last cached, else empty."""
+def registry_state(settings: Settings, *, wait_s: float = 1.0, quiet: bool = False) -> RegistryState:
+    """The registry as the warehouse has it (refreshing the cache), else as last cached, else empty
+    (``quiet``: say so in the debug log only, as help text does)."""
     from supervisor.warehouse import open_warehouse
 
     if settings.warehouse.exists():
@@ -166,8 +167,9 @@ def registry_state(settings: Settings, *, wait_s: float = 1.0) -> RegistryState:
             _write_cache(settings, st)
             return st
         except WarehouseError as exc:
-            log.warning("registry: the warehouse cannot be read (%s); using the state cached at %s",
-                        exc.one_line(), _cache_path(settings))
+            log.log(logging.DEBUG if quiet else logging.WARNING,
+                    "registry: the warehouse cannot be read (%s); using the state cached at %s", exc.one_line(),
+                    _cache_path(settings))
     path = _cache_path(settings)
     if path.exists():
         try:
@@ -224,22 +226,23 @@ def arm_of(rollout_id: str, run_id: str, fraction: float) -> Arm:
     return "candidate" if h < fraction else "control"
 
 
-def policies_for_new_run(settings: Settings, run_id: str) -> NewRunPolicies:
+def policies_for_new_run(settings: Settings, run_id: str | None) -> NewRunPolicies:
     """The acting policy of a new run, the candidates it carries as shadows, and its arm.
 
     The promoted policy acts (the shipped baseline when nothing is promoted); candidates on
     canary ride along as shadows; a limited rollout makes its candidate act on the runs its
-    fraction selects (by run id) and ride along on the others."""
+    fraction selects (by run id) and ride along on the others. Without a run id (a supervisor
+    whose runs are not started one by one) every candidate only rides along."""
     return choose_policies(registry_state(settings), run_id)
 
 
-def choose_policies(st: RegistryState, run_id: str) -> NewRunPolicies:
+def choose_policies(st: RegistryState, run_id: str | None) -> NewRunPolicies:
     """:func:`policies_for_new_run` on a registry state already read (pure)."""
     acting, source = _promoted(st)
     out = NewRunPolicies(acting=acting, acting_source=source)
     for a in st.active:
         policy = _policy(st, a.policy_id)
-        if a.phase == "limited" and out.arm is None:
+        if a.phase == "limited" and out.arm is None and run_id is not None:
             out.arm = arm_of(a.rollout_id, run_id, a.fraction)
             out.candidate_id, out.rollout_id = a.candidate_id, a.rollout_id
             if out.arm == "candidate":
@@ -257,7 +260,7 @@ def choose_policies(st: RegistryState, run_id: str) -> NewRunPolicies:
 
 def default_policy_help(settings: Settings) -> str:
     """One line for ``run --help``: which policy new runs use by default."""
-    st = registry_state(settings, wait_s=0.2)
+    st = registry_state(settings, wait_s=0.2, quiet=True)
     if st.promoted_policy_id is None:
         return "the shipped baseline (nothing promoted yet)"
     return f"the promoted policy {st.promoted_candidate_id or ''} ({st.promoted_policy_id})".replace("  ", " ")

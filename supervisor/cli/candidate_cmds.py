@@ -117,23 +117,28 @@ def new_candidate_cmd(ctx: click.Context, from_arg: str, name: str, objective: s
     from evals.candidates import write_candidate
 
     settings = settings_from(ctx)
-    parent = _resolve_parent(settings, from_arg)
-    c = write_candidate(name, {}, parent=from_arg, parent_policy=parent.policy, objective=objective,
+    parent, parent_name = _resolve_parent(settings, from_arg)
+    c = write_candidate(name, {}, parent=parent_name, parent_policy=parent.policy, objective=objective,
                         why=why, author=author or user_name("unknown"), root=candidates_dir)
     click.echo(f"created candidate {c.candidate_id} at {c.path} (from {from_arg}, {parent.policy.policy_id})")
     click.echo(f"edit {c.path / 'policy.yaml'} (it extends its parent: add only what changes), then: "
                f"supervisor eval review-candidate {name}")
 
 
-def _resolve_parent(settings: Any, arg: str) -> Any:
+def _resolve_parent(settings: Any, arg: str) -> tuple[Any, str]:
+    """(the parent policy, the name a candidate's ``extends:`` should use for it). ``promoted`` is
+    the registry's promoted policy: the shipped baseline when nothing is promoted, else the promoted
+    candidate."""
     from evals.workbench import PolicyRef, resolve_policy
 
-    if arg == "promoted":
-        from evals.registry import promoted_policy
+    if arg != "promoted":
+        return resolve_policy(arg, settings), arg
+    from evals.registry import promoted_policy, registry_state
 
-        policy, source = promoted_policy(settings)
-        return PolicyRef(policy, source)
-    return resolve_policy(arg, settings)
+    state = registry_state(settings)
+    policy, source = promoted_policy(settings, state)
+    name = "baseline" if state.promoted_policy_id is None else (state.promoted_candidate_id or "promoted")
+    return PolicyRef(policy, source), name
 
 
 @eval_group.command("review-candidate")
@@ -232,8 +237,8 @@ def propose_cmd(ctx: click.Context, objective: str, budget: int, seed: int, from
 
     settings = settings_from(ctx)
     run_ids = [r.strip() for r in runs.split(",") if r.strip()] if runs else None
-    parent = _resolve_parent(settings, from_arg)
-    made = propose(settings, objective, parent=parent, parent_arg=from_arg, budget=budget, seed=seed,
+    parent, parent_name = _resolve_parent(settings, from_arg)
+    made = propose(settings, objective, parent=parent, parent_arg=parent_name, budget=budget, seed=seed,
                    run_ids=run_ids, since=parse_since(since), min_support=min_support, candidates_root=candidates_dir,
                    suites_root=suites_dir, author=user_name("unknown"))
     if as_json:

@@ -429,8 +429,8 @@ def read_registry_events(wh: Warehouse, kinds: Sequence[str] | None = None) -> p
 
 def read_shadow_pairs(wh: Warehouse, shadow_policy_id: str, *, since: float | None = None) -> pl.DataFrame:
     """Each shadow decision of one policy beside the acting decision on the same observation: kinds,
-    keys, signatures, the prompt each side decided on (the shadow's own observation when the run
-    journaled it, else the acting one's) and the screen."""
+    keys, signatures, the prompt each side saw (the shadow's as the run journaled it: maybe only a
+    summary without options) and the screen."""
     w, params = _selection("e", None, since)
     return wh.sql(
         "SELECT e.run_id, e.seq, epoch_ms(e.occurred_at) / 1000.0 AS at, "
@@ -439,7 +439,7 @@ def read_shadow_pairs(wh: Warehouse, shadow_policy_id: str, *, since: float | No
         "coalesce(e.payload->'$.decision.keys', e.payload->'$.keys')::VARCHAR AS shadow_keys, "
         "coalesce(e.payload->>'$.decision.signature', e.payload->>'$.signature') AS shadow_signature, "
         "coalesce(e.payload->>'$.decision.reason', e.payload->>'$.reason') AS shadow_reason, "
-        "coalesce(e.payload->'$.observation.prompt', o.prompt)::VARCHAR AS shadow_prompt, "
+        "(e.payload->'$.observation.prompt')::VARCHAR AS shadow_prompt, s.width, s.height, s.title, "
         "d.kind AS acting_kind, d.keys::VARCHAR AS acting_keys, d.reason AS acting_reason, "
         "o.prompt::VARCHAR AS acting_prompt, o.screen_hash, s.text "
         "FROM events e "

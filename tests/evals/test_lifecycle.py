@@ -68,9 +68,12 @@ def record_run(settings: Settings, policy: Policy, screens: list[str], *, human:
             sobs = classify(screen, sh)
             sd = decide(sobs, rs, sh)
             sd.trigger_id = oid
+            summary = {"state": sobs.state, "agent": sobs.agent,  # the runner journals a summary: no options
+                       "prompt": None if sobs.prompt is None else {
+                           "kind": sobs.prompt.kind, "signature": sobs.prompt.signature,
+                           "question": sobs.prompt.question, "risk": sobs.prompt.risk.model_dump(mode="json")}}
             j.append("shadow_decision", {"decision": sd.model_dump(mode="json"), "shadow_policy_id": sh.policy_id,
-                                         "acting_policy_id": policy.policy_id,
-                                         "observation": sobs.model_dump(mode="json")}, at=t + 0.02)
+                                         "acting_policy_id": policy.policy_id, "observation": summary}, at=t + 0.02)
         if d.kind == "escalate":
             j.append("pause", {"pause_reason": d.reason, "signature": d.signature}, at=t + 0.03)
             if human is not None:
