@@ -95,8 +95,10 @@ def test_dangerous_prompt_escalates_then_human_resolves(harness, tmp_path: Path,
     assert risky and risky[0]["level"] == "dangerous", risky
     note = retry_until(lambda: events(runner, "notification"), 10, message="the display-message notification")
     assert note[0].payload["ok"] is True
-    msgs = subprocess.run(["tmux", "-L", tmux_socket, "show-messages"], capture_output=True, text=True).stdout
-    assert "supervisor paused" in msgs
+    # the journal may say ok before tmux's message log holds it on a busy machine: wait for the log
+    retry_until(lambda: "supervisor paused" in subprocess.run(["tmux", "-L", tmux_socket, "show-messages"],
+                                                             capture_output=True, text=True).stdout,
+                20, message="'supervisor paused' in tmux's show-messages")
     # nothing was approved: no keys went to the pane
     assert not [e for e in events(runner, "action")]
     assert "danger" not in answers(rec)
