@@ -75,7 +75,7 @@ from supervisor.models import (
 )
 
 if TYPE_CHECKING:
-    from supervisor.policy import AgentProfile, Policy
+    from supervisor.policy import AgentProfile, Policy, SubjectPattern
 
 _BORDERS = " \t│┃║▌▐╎╏|"
 _RIGHT_EDGE = _BORDERS + "█▕"  # a scroll bar drawn down the right edge (Qwen Code)
@@ -207,14 +207,22 @@ class _Rules:
     commands: dict[str, str]
     profiles: dict[str, AgentProfile]
     # fail-safe risk: where dialogs name their subject, where agents show their directory, write risk
-    subjects: list[tuple[SubjectKind, re.Pattern[str], str]]
-    agent_subjects: dict[str, list[tuple[SubjectKind, re.Pattern[str], str]]]
+    subjects: list[_SubjectRule]
+    agent_subjects: dict[str, list[_SubjectRule]]
     cwd_patterns: list[re.Pattern[str]]
     agent_cwd_patterns: dict[str, list[re.Pattern[str]]]
     footers: dict[str, re.Pattern[str]]
     title_dirs: dict[str, list[re.Pattern[str]]]
     write_paths: list[tuple[str, RiskLevel, Matcher]]
     outside_project: RiskLevel
+
+
+_SubjectRule = tuple[SubjectKind, "re.Pattern[str]", str, "re.Pattern[str] | None"]
+"""A compiled subject pattern: its kind, its regex, what it takes, and the dialog it needs (``when``)."""
+
+
+def _subject_rule(sp: SubjectPattern) -> _SubjectRule:
+    return sp.kind, re.compile(sp.pattern, re.I), sp.take, re.compile(sp.when, re.I) if sp.when else None
 
 
 def _grammar(policy: Policy) -> dict[str, Any]:
@@ -244,8 +252,8 @@ def _grammar(policy: Policy) -> dict[str, Any]:
         "title_busy": _combine(c.title_busy_markers),
         "commands": {cmd: name for name, p in policy.agents.items() for cmd in p.commands},
         "profiles": dict(policy.agents),
-        "subjects": [(sp.kind, re.compile(sp.pattern, re.I), sp.take) for sp in c.subject_patterns],
-        "agent_subjects": {name: [(sp.kind, re.compile(sp.pattern, re.I), sp.take) for sp in p.subject_patterns]
+        "subjects": [_subject_rule(sp) for sp in c.subject_patterns],
+        "agent_subjects": {name: [_subject_rule(sp) for sp in p.subject_patterns]
                            for name, p in policy.agents.items()},
         "cwd_patterns": [re.compile(x, re.I) for x in c.cwd_patterns],
         "agent_cwd_patterns": {name: [re.compile(x, re.I) for x in p.cwd_patterns]
@@ -677,7 +685,9 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
     rules = view.rules
     lines = view.lines
     body = [i for i in range(top, bottom + 1) if lines[i] and not (_is_rule(lines[i]) and lines[i][0] in "─━═-")]
-    for kind, rx, take in rules.agent_subjects.get(agent, []) + rules.subjects:
+    for kind, rx, take, when in rules.agent_subjects.get(agent, []) + rules.subjects:
+        if when is not None and not any(when.search(lines[i]) for i in body):
+            continue
         for k in range(len(body) - 1, -1, -1):
             m = rx.search(lines[body[k]])
             if m is None:
@@ -1222,6 +1232,9 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
             options, first_option = _options_above(view, rules, anchor, pos)
             if options and first_option >= 0 and all(o.label in view.lines[first_option] for o in options):
                 style = "enter"  # side by side (opencode): Enter takes the selected one; arrows are not ours to guess
+            elif not options and (em := _ENTER_DOES.search(ln)) is not None:
+                # no options drawn, but the hint says what Enter does ("Enter to stay in auto mode · ...")
+                options, style = [_option(rules, 0, em.group("act").strip().capitalize(), "Enter", True)], "enter"
         start = _region_start(view, anchor)
         subject = _subject(view, start, anchor, first_option if first_option > anchor else None)
         default_kind: PromptKind = ("yes_no" if not entry and (options or question.endswith("?") or is_dialog)
@@ -1230,6 +1243,9 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
         prompt = _make_prompt(rules, agent, kind, question, options, style, subject)
         return _Found(prompt, anchor, pos, "prompt:dialog-hint" if is_dialog else "prompt:bare")
     return None
+
+
+_ENTER_DOES = re.compile(r"^\W{0,3}(?:press )?enter to (?P<act>[a-z][\w' -]{1,40}?)\s*(?:·|,|$)", re.I)
 
 
 def _row_options(view: _View, rules: _Rules, line: int, text: str, start: int = 0) -> list[PromptOption]:

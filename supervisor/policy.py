@@ -82,11 +82,21 @@ class SubjectPattern(_P):
     pattern: str
     """Case-insensitive regular expression over one line of the dialog (the question included)."""
     take: Literal["match", "next", "previous"] = "match"
+    when: str | None = None
+    """A regex some line of the dialog must match for the pattern to apply at all (a URL is what
+    a dialog approves only when the dialog is about fetching or opening one)."""
 
     @field_validator("pattern")
     @classmethod
     def _valid(cls, v: str) -> str:
         _check_regexes([v])
+        return v
+
+    @field_validator("when")
+    @classmethod
+    def _valid_when(cls, v: str | None) -> str | None:
+        if v is not None:
+            _check_regexes([v])
         return v
 
 

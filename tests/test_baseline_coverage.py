@@ -51,6 +51,8 @@ def baseline_patterns(policy: Policy) -> Iterator[tuple[str, str]]:
             yield f"classifier.prompt_kinds.{kind}", p
     for sp in c.subject_patterns:
         yield "classifier.subject_patterns", sp.pattern
+        if sp.when:
+            yield "classifier.subject_patterns.when", sp.when
     for name, profile in policy.agents.items():
         for knob in ("markers", "input_lines", "composer_header", "cwd_patterns", "footer", "title_directory"):
             for p in getattr(profile, knob):

@@ -431,12 +431,14 @@ NOTICE = f"""\
 
 
 def test_a_dialog_hint_wrapped_onto_the_last_line_is_still_a_dialog(policy: Policy) -> None:
-    """A narrow pane wraps a dialog's hint line in two: it is still read as a dialog waiting (no
-    options named, so nothing is approved); the same two lines quoted in a message with the
-    composer back below them are not."""
+    """A narrow pane wraps a dialog's hint line in two: it is still read as a dialog waiting, whose
+    one option is what its hint says Enter does ("Keep going": neither an approval nor a refusal,
+    so it needs no subject); the same two lines quoted in a message with the composer back below
+    them are not a dialog."""
     obs = obs_of(NOTICE, policy, current_command="claude")
-    assert obs.state == "asking" and obs.prompt is not None and obs.prompt.options == []
-    assert not decide(obs, worked(), policy).approves
+    assert obs.state == "asking" and obs.prompt is not None
+    assert [(o.label, o.key, o.approves) for o in obs.prompt.options] == [("Keep going", "Enter", None)]
+    assert obs.prompt.risk.level == "none" and not decide(obs, worked(), policy).approves
     quoted = NOTICE + f"\n● That notice is gone now.\n\n{RULE}\n❯ \n{RULE}\n  ? for shortcuts\n"
     assert obs_of(quoted, policy, current_command="claude").state == "idle"
 
@@ -494,3 +496,24 @@ def test_gemini_box_fragments_below_its_dialog_after_a_resize_are_not_read(polic
     assert decide(obs, worked(), policy).keys == []
     text = obs_of(box + "\n✦ I will wait for your token above.\n" + debris, policy, current_command="gemini")
     assert not decide(text, worked(), policy).keys
+
+
+def _gemini_box(*rows: str) -> str:
+    return "\n".join(["╭" + "─" * 66 + "╮", *(f"│ {r:<65}│" for r in rows), "╰" + "─" * 66 + "╯"])
+
+
+def test_a_url_is_the_subject_only_of_a_dialog_about_one(policy: Policy) -> None:
+    """A web-fetch dialog approves the URL it names; a shell dialog whose command was not found is
+    not approved because a docs link sits in it (that URL is not what it would run)."""
+    fetch = _gemini_box("?  WebFetch Fetch the release notes", "", "URLs to fetch:",
+                        " - https://example.org/releases/2.0.html", "", "Do you want to proceed?", "",
+                        "● 1. Yes, allow once", "  2. No, suggest changes (esc)")
+    obs = obs_of(fetch, policy, current_command="gemini")
+    assert obs.prompt is not None and obs.prompt.risk.subject_kind == "url"
+    assert decide(obs, worked(), policy).approves
+    shell = _gemini_box("Allow execution of [Shell]?", "Learn more: https://docs.example.org/shell-tool", "",
+                        "● 1. Allow once", "  2. No, suggest changes (esc)")
+    obs = obs_of(shell, policy, current_command="gemini")
+    assert obs.prompt is not None and obs.prompt.risk.level == "unknown" and obs.prompt.risk.subject is None
+    dec = decide(obs, worked(), policy)
+    assert dec.kind == "escalate" and not dec.keys
