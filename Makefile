@@ -23,12 +23,12 @@ install: $(STAMP)
 demo: $(STAMP) tmux
 	$(BIN)/python -m supervisor.demo
 
-test: $(STAMP) tmux
+test: $(STAMP) tmux postgres
 	$(BIN)/python -m pytest -m "not e2e" $(PYTEST_ARGS)
 
-e2e: $(STAMP) tmux
+e2e: $(STAMP) tmux postgres
 	E2E_CACHE=$(E2E_CACHE) bash tests/e2e/install_agents.sh
-	E2E_CACHE=$(E2E_CACHE) $(BIN)/python -m pytest -m e2e tests/e2e $(PYTEST_ARGS)
+	E2E_CACHE=$(E2E_CACHE) $(BIN)/python -m pytest -m e2e tests/e2e tests/warehouse/test_ducklake_fleet.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check supervisor evals tests bench
@@ -37,8 +37,9 @@ lint: $(STAMP)
 	  evals/compare.py evals/scorers.py evals/safety.py evals/stats.py evals/gate.py evals/canary.py evals/registry.py \
 	  evals/replay.py supervisor/redact.py supervisor/journal.py supervisor/history.py
 
-bench: $(STAMP) tmux
+bench: $(STAMP) tmux postgres
 	$(BIN)/python bench/warehouse.py
+	$(BIN)/python bench/fleet.py
 	$(BIN)/python bench/friction.py
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/corpus_accuracy.py
@@ -75,6 +76,15 @@ tmux:
 	  echo "tmux is missing: installing it with apt-get"; \
 	  (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null || \
 	  { echo "error: could not install tmux (install it with your package manager)"; exit 3; }; }
+
+# The DuckLake tests (and bench/fleet.py) start their own PostgreSQL server from the distribution's
+# binaries (initdb + pg_ctl on a private socket); nothing is configured system-wide.
+.PHONY: postgres
+postgres:
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "PostgreSQL is missing (the DuckLake tests need it): installing it with apt-get"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >/dev/null || \
+	  { echo "error: could not install PostgreSQL (install the postgresql package with your package manager)"; exit 3; }; }
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -120,6 +120,19 @@ class WarehouseLocked(WarehouseError):
         self.holder = holder
 
 
+class WarehouseBusy(WarehouseLocked):
+    """A shared warehouse (DuckLake) whose commits kept conflicting with other writers' after every
+    retry: like a lock, the events stay in the journals and the next sync ingests them."""
+
+    def __init__(self, location: str, what: str, attempts: int) -> None:
+        WarehouseError.__init__(
+            self, f"{what} into {location} conflicted with other writers {attempts} times in a row",
+            "other supervisors are writing at the same moment; journals keep every event and the next "
+            "`supervisor warehouse sync` ingests them")
+        self.path = location
+        self.holder = None
+
+
 class JudgeError(SupervisorError):
     """The LLM judge failed (after retries); callers fail safe by escalating."""
 

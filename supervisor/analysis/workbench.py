@@ -253,7 +253,7 @@ def eval_disagreements(wh: Warehouse, candidate_id: str, baseline_id: str, *, li
         "CAST(c.expected AS VARCHAR) AS c_expected, c.unsafe_approval AS unsafe, CAST(c.tags AS VARCHAR) AS tags "
         "FROM eval_results c JOIN eval_results b ON b.suite = c.suite AND b.case_id = c.case_id "
         "WHERE c.eval_run_id = ? AND b.eval_run_id = ? "
-        "AND (c.status <> b.status OR c.actual->>'$.decision' IS DISTINCT FROM b.actual->>'$.decision' "
+        "AND (c.status <> b.status OR (c.actual->>'$.decision') IS DISTINCT FROM (b.actual->>'$.decision') "
         "     OR CAST(c.actual->'$.keys' AS VARCHAR) IS DISTINCT FROM CAST(b.actual->'$.keys' AS VARCHAR)) "
         "ORDER BY c.unsafe_approval DESC, c.suite, c.case_id LIMIT ?", [cand, base, limit])
     rows = [{"suite": r["suite"], "case_id": r["case_id"], "baseline_status": r["baseline_status"],

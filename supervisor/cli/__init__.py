@@ -54,7 +54,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("supervisor.cli.eval_cmds", "eval_group",
              "Golden suites, synthetic variants, replay and blind A/B compare of policies."),
     "warehouse": ("supervisor.cli.warehouse_cmds", "warehouse",
-                  "The DuckDB warehouse that ingests every run's journal."),
+                  "The warehouse (a DuckDB file, or a fleet's DuckLake) that ingests every run's journal."),
     "report": ("supervisor.cli.report_cmds", "report",
                "Reports over the warehouse: markdown and PNG plots in a folder under reports/."),
 }
@@ -139,12 +139,14 @@ pass_settings = click.make_pass_decorator(Settings, ensure=True)
 @click.version_option(__version__, prog_name="supervisor")
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for journals and the warehouse (default: $SUPERVISOR_HOME or the per-user data dir).")
-@click.option("--warehouse", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="DuckDB warehouse file (default: $SUPERVISOR_WAREHOUSE or HOME/warehouse.duckdb).")
+@click.option("--warehouse", metavar="FILE|ducklake:postgres:...", default=None,
+              help="The warehouse: a DuckDB file, or a DuckLake shared by a fleet "
+                   "(ducklake:postgres:dbname=NAME host=HOST data_path=FOLDER) "
+                   "(default: $SUPERVISOR_WAREHOUSE or HOME/warehouse.duckdb).")
 @click.option("--socket", "socket_name", default=None,
               help="tmux socket name, as for `tmux -L` (default: $SUPERVISOR_TMUX_SOCKET or tmux's default).")
 @click.pass_context
-def main(ctx: click.Context, home: Path | None, warehouse: Path | None, socket_name: str | None) -> None:
+def main(ctx: click.Context, home: Path | None, warehouse: str | None, socket_name: str | None) -> None:
     """Supervise AI coding agents in tmux, and tune the policies that do it."""
     ctx.obj = Settings().with_overrides(home=home, warehouse=warehouse, socket=socket_name)
 

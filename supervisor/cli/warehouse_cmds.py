@@ -1,4 +1,5 @@
-"""`supervisor warehouse ...`: where the warehouse is, ingest journals, counts, SQL.
+"""`supervisor warehouse ...`: where the warehouse is, ingest journals, counts, SQL, and
+migrating a local warehouse into a fleet's DuckLake.
 
 The warehouse package (duckdb, polars) is imported inside each command: `supervisor warehouse path`
 and every ``--help`` start without it.
@@ -10,11 +11,13 @@ import click
 
 from supervisor.cli import console, settings_from
 from supervisor.cli.output import df_records, print_df, print_json
+from supervisor.errors import EXIT_CHECK_FAILED
+from supervisor.settings import parse_warehouse
 
 
 @click.group("warehouse")
 def warehouse() -> None:
-    """The DuckDB warehouse that ingests every run's journal."""
+    """The warehouse (a DuckDB file, or a fleet's DuckLake) that ingests every run's journal."""
 
 
 @warehouse.command("path")
@@ -92,3 +95,37 @@ def sql_cmd(ctx: click.Context, query: str, as_json: bool) -> None:
     else:
         print_df(console, df)
 
+
+@warehouse.command("migrate")
+@click.option("--to", "to", required=True, metavar="FILE|ducklake:postgres:...",
+              help="The warehouse to copy into, e.g. the fleet's DuckLake "
+                   "(ducklake:postgres:dbname=NAME host=HOST data_path=FOLDER).")
+@click.option("--from", "from_", default=None, metavar="FILE|ducklake:postgres:...",
+              help="The warehouse to copy from (default: this one: --warehouse, $SUPERVISOR_WAREHOUSE or "
+                   "HOME/warehouse.duckdb).")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-table counts as JSON.")
+@click.pass_context
+def migrate_cmd(ctx: click.Context, to: str, from_: str | None, as_json: bool) -> None:
+    """Copy every row of this warehouse that the --to warehouse lacks into it, then check it.
+
+    Idempotent (rows are matched by key: run it again at any time), one transaction, and
+    verified: each table's rows are looked up in the target afterwards. Then point
+    SUPERVISOR_WAREHOUSE (or --warehouse) at the target. Exit 1 if any row is missing.
+    """
+    from supervisor.warehouse.transfer import migrate_warehouse
+
+    s = settings_from(ctx)
+    source = parse_warehouse(from_) if from_ else s.warehouse
+    report = migrate_warehouse(source, parse_warehouse(to))
+    if as_json:
+        print_json({"source": report.source, "target": report.target, "copied": report.copied,
+                    "complete": report.complete, "tables": [t.__dict__ for t in report.tables]})
+    else:
+        console.print(f"copied {report.copied:,} rows from {report.source} into {report.target}")
+        console.print(f"{'table':24} {'source':>10} {'copied':>10} {'target':>10} {'missing':>8}")
+        for t in report.tables:
+            console.print(f"{t.table:24} {t.source_rows:>10,} {t.copied:>10,} {t.target_rows:>10,} {t.missing:>8,}")
+    if not report.complete:
+        click.echo("error: some rows of the source are not in the target after the copy (run the migration "
+                   "again; if rows are still missing, report it with this table)", err=True)
+        ctx.exit(EXIT_CHECK_FAILED)

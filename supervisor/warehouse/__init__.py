@@ -1,8 +1,9 @@
 """The DuckDB warehouse: the only package that imports duckdb.
 
 One database file (default: ``$SUPERVISOR_HOME/warehouse.duckdb``) ingests every run's
-journal. DuckDB lets one process write a file at a time, and a notebook may hold it
-open, so:
+journal; a fleet of supervisors on many hosts shares one DuckLake instead (catalog in
+PostgreSQL, data as Parquet: see :mod:`supervisor.warehouse.backend`), through the same code.
+DuckDB lets one process write a file at a time, and a notebook may hold it open, so:
 
 - writers (the live supervisor) open it briefly per :func:`sync` and never wait:
   :func:`try_sync` returns ``None`` when the file is locked and the events stay in the
@@ -10,14 +11,15 @@ open, so:
 - readers retry for a short while and then raise :class:`WarehouseLocked` naming the
   process that holds the lock.
 
+A DuckLake has no such lock: writers commit concurrently, and one whose commit conflicts
+with another's runs again (bounded, with backoff), then gives up like a locked file does.
+
 The read API returns polars DataFrames that always carry the id columns.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,8 @@ import duckdb
 import polars as pl
 
 from supervisor.errors import InputError, WarehouseError, WarehouseLocked
-from supervisor.settings import Settings
+from supervisor.settings import Settings, WarehouseLocation, parse_warehouse
+from supervisor.warehouse.backend import Backend, KeylessConnection, backend_of, connect, retry_conflicts
 from supervisor.warehouse.ingest import SyncReport, ingest_journals
 from supervisor.warehouse.migrations import MIGRATIONS, apply_migrations
 
@@ -40,62 +43,29 @@ __all__ = [
     "apply_migrations",
 ]
 
-_LOCK_RE = re.compile(r"Conflicting lock is held in (?P<prog>.+?) \(PID (?P<pid>\d+)\)")
-
-
-def _lock_holder(message: str) -> str | None:
-    m = _LOCK_RE.search(message)
-    if not m:
-        return None
-    return f"{Path(m.group('prog')).name} (PID {m.group('pid')})"
-
-
-def _is_lock_error(exc: BaseException) -> bool:
-    text = str(exc)
-    return "Could not set lock" in text or "Conflicting lock" in text
-
-
-def connect(path: Path, *, read_only: bool = False, wait_s: float = 0.0) -> duckdb.DuckDBPyConnection:
-    """Connect to the warehouse file, retrying for ``wait_s`` while another process holds the lock."""
-    path = Path(path)
-    if read_only and not path.exists():
-        raise WarehouseError(f"warehouse {path} does not exist yet", "run `supervisor warehouse sync` first")
-    if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + wait_s
-    delay = 0.05
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as exc:
-            if not _is_lock_error(exc):
-                raise WarehouseError(f"cannot open warehouse {path}: {str(exc).splitlines()[0]}",
-                                     "check the path, or move the damaged file aside") from exc
-            if time.monotonic() >= deadline:
-                raise WarehouseLocked(str(path), _lock_holder(str(exc))) from exc
-        except duckdb.Error as exc:
-            raise WarehouseError(f"cannot open warehouse {path}: {str(exc).splitlines()[0]}",
-                                 "check the path, or move the damaged file aside") from exc
-        time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-        delay = min(delay * 2, 0.5)
-
-
 class Warehouse:
     """An open warehouse connection with the read API."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: WarehouseLocation, read_only: bool) -> None:
         self.con = con
         self.path = path
+        """Where it is: the DuckDB file, or the DuckLake (printed without its password)."""
         self.read_only = read_only
+        self.backend: Backend = backend_of(path)
 
     # -- writing ----------------------------------------------------------
     def migrate(self, upto: int | None = None) -> list[str]:
-        return apply_migrations(self.con, upto)
+        if self.backend == "file":
+            return apply_migrations(self.con, upto)
+        ddl = KeylessConnection(self.con)
+        return retry_conflicts(lambda: apply_migrations(ddl, upto), what="migrating the warehouse",
+                               location=self.path)
 
     def ingest(self, journals: Sequence[Path]) -> SyncReport:
         if self.read_only:
             raise WarehouseError("warehouse opened read-only cannot ingest", "open it with read_only=False")
-        return ingest_journals(self.con, list(journals))
+        return retry_conflicts(lambda: ingest_journals(self.con, list(journals)), what="ingesting journals",
+                               location=self.path)
 
     def ingest_dir(self, journals_dir: Path) -> SyncReport:
         files = sorted(Path(journals_dir).glob("*.jsonl")) if Path(journals_dir).exists() else []
@@ -166,8 +136,8 @@ class Warehouse:
     def stats(self) -> dict[str, int]:
         """Row counts per table (and the schema version)."""
         tables = [r[0] for r in self.con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-            "AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall()]
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
+            "AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall()]
         out = {t: int(self.con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0]) for t in tables}
         out["schema_version"] = int(self.con.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] or 0)
         return out
@@ -184,11 +154,14 @@ class Warehouse:
 
 
 @contextlib.contextmanager
-def open_warehouse(path: Path, *, read_only: bool = False, wait_s: float | None = None) -> Iterator[Warehouse]:
-    """Open the warehouse (migrating it when writable). Readers wait up to 2 s for a lock by default."""
+def open_warehouse(path: WarehouseLocation | str, *, read_only: bool = False,
+                   wait_s: float | None = None) -> Iterator[Warehouse]:
+    """Open the warehouse, a DuckDB file or a DuckLake (a string is read as ``SUPERVISOR_WAREHOUSE``
+    is), migrating it when writable. Readers wait up to 2 s for a file's lock by default."""
+    location = parse_warehouse(path) if isinstance(path, str) else path
     wait = (2.0 if read_only else 0.0) if wait_s is None else wait_s
-    con = connect(path, read_only=read_only, wait_s=wait)
-    wh = Warehouse(con, Path(path), read_only)
+    con = connect(location, read_only=read_only, wait_s=wait)
+    wh = Warehouse(con, location, read_only)
     try:
         if not read_only:
             wh.migrate()

@@ -54,8 +54,9 @@ def save_policies(wh: Warehouse, policies: dict[str, dict[str, Any]], source: st
     now = _ts(time.time())
     rows = [[pid, (names or {}).get(pid) or content.get("name"), _j(content), source, now]
             for pid, content in sorted(policies.items())]
-    if rows:
-        wh.con.executemany("INSERT OR IGNORE INTO policies VALUES (?, ?, ?, ?, ?)", rows)
+    if rows:  # by anti-join, not INSERT OR IGNORE: a DuckLake warehouse has no keys to ignore by
+        wh.con.executemany("INSERT INTO policies SELECT * FROM (VALUES (?, ?, ?::JSON, ?, ?)) AS p "
+                           "WHERE NOT EXISTS (SELECT 1 FROM policies q WHERE q.policy_id = p.col0)", rows)
 
 
 def read_policy_content(wh: Warehouse, policy_id: str) -> dict[str, Any] | None:

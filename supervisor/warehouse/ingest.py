@@ -35,6 +35,7 @@ import polars as pl
 
 from supervisor.journal import ENVELOPE_KEYS, EVENT_KINDS, MAX_AT, NESTED_OBJECTS
 from supervisor.redact import redact
+from supervisor.warehouse.backend import rollback
 
 logger = logging.getLogger(__name__)
 
@@ -78,14 +79,14 @@ def _bool(expr: str) -> str:
     return f"TRY_CAST({expr} AS BOOLEAN)"
 
 
-def _typed_inserts() -> list[str]:
+def _typed_inserts() -> list[tuple[str, str, str]]:
+    """(table, key column, the SELECT of its new rows) for each typed table."""
     o = "observation"
     d = "decision"
     a = "action"
     c = "checkpoint"
     return [
-        f"""
-        INSERT OR IGNORE INTO observations
+        ("observations", "observation_id", f"""
         SELECT coalesce({_field('observation_id', nest=o)}, event_id), run_id, seq, occurred_at,
                coalesce(payload->>'$.pane_id', o->>'$.pane_id'),
                coalesce({_field('screen_hash', nest=o)}, payload->>'$.screen.screen_hash'),
@@ -96,9 +97,8 @@ def _typed_inserts() -> list[str]:
                {_field('prompt', nest=o, as_json=True)}, {_field('blocker', nest=o, as_json=True)},
                {_field('evidence', nest=o, as_json=True)}
         FROM {_unnested('observation', o)}
-        """,
-        """
-        INSERT OR IGNORE INTO screens
+        """),
+        ("screens", "screen_hash", """
         SELECT screen_hash, text, width, height, title, occurred_at, run_id FROM (
             SELECT coalesce(payload->>'$.screen.screen_hash', payload->>'$.observation.screen_hash',
                             payload->>'$.screen_hash') AS screen_hash,
@@ -109,9 +109,8 @@ def _typed_inserts() -> list[str]:
                    row_number() OVER (PARTITION BY screen_hash ORDER BY occurred_at) AS rn
             FROM new_events WHERE kind = 'observation'
         ) s WHERE rn = 1 AND screen_hash IS NOT NULL AND text IS NOT NULL
-        """,
-        f"""
-        INSERT OR IGNORE INTO decisions
+        """),
+        ("decisions", "decision_id", f"""
         SELECT coalesce({_field('decision_id', nest=d)}, event_id), run_id, seq, occurred_at,
                {_field('trigger_id', nest=d)}, {_field('kind', nest=d)},
                {_field('keys', nest=d, as_json=True)}, {_field('text', nest=d)},
@@ -119,41 +118,36 @@ def _typed_inserts() -> list[str]:
                TRY_CAST({_field('confidence', nest=d)} AS DOUBLE), {_field('rule', nest=d)},
                {_field('next_action', nest=d)}, {_field('policy_id', nest=d)}, {_field('source', nest=d)}
         FROM {_unnested('decision', d)}
-        """,
-        f"""
-        INSERT OR IGNORE INTO shadow_decisions
+        """),
+        ("shadow_decisions", "shadow_decision_id", f"""
         SELECT event_id, run_id, seq, occurred_at, {_field('trigger_id', nest=d)},
                coalesce(payload->>'$.shadow_policy_id', {_field('policy_id', nest=d)}),
                {_field('kind', nest=d)}, {_field('keys', nest=d, as_json=True)},
                {_bool(_field('approves', nest=d))}, {_field('reason', nest=d)}, {_field('rule', nest=d)}
         FROM {_unnested('shadow_decision', d)}
-        """,
-        f"""
-        INSERT OR IGNORE INTO actions
+        """),
+        ("actions", "event_id", f"""
         SELECT event_id, coalesce({_field('action_id', nest=a)}, event_id), run_id, seq, occurred_at,
                {_field('decision_id', nest=a)}, {_field('kind', nest=a)}, {_field('keys', nest=a, as_json=True)},
                {_field('text', nest=a)}, {_field('pane_id', nest=a)}, {_bool(_field('delivered', nest=a))},
                {_bool(_field('confirmed', nest=a))}, {_field('error', nest=a)}
         FROM {_unnested('action', a)}
-        """,
-        f"""
-        INSERT OR IGNORE INTO checkpoints
+        """),
+        ("checkpoints", "checkpoint_id", f"""
         SELECT coalesce({_field('checkpoint_id', nest=c)}, event_id), run_id, seq, occurred_at,
                TRY_CAST({_field('checkpoint_seq', nest=c)} AS INTEGER), {_field('status', nest=c)},
                {_field('current_node', nest=c)}, {_field('summary', nest=c)},
                payload->>'$.parse_error', payload
         FROM {_unnested('checkpoint', c)}
-        """,
-        """
-        INSERT OR IGNORE INTO verifications
+        """),
+        ("verifications", "verification_id", """
         SELECT coalesce(payload->>'$.verification_id', event_id), run_id, seq, occurred_at,
                coalesce(payload->>'$.verifier', payload->>'$.kind'),
                coalesce(payload->>'$.node', payload->>'$.step_id'),
                TRY_CAST(payload->>'$.passed' AS BOOLEAN), payload->>'$.output', payload
         FROM new_events WHERE kind = 'verification'
-        """,
-        """
-        INSERT OR IGNORE INTO judge_calls
+        """),
+        ("judge_calls", "judge_call_id", """
         SELECT coalesce(payload->>'$.judge_call_id', event_id), run_id, seq, occurred_at,
                payload->>'$.model', payload->>'$.prompt_version', payload->>'$.request_hash',
                TRY_CAST(payload->>'$.cache_hit' AS BOOLEAN),
@@ -161,38 +155,49 @@ def _typed_inserts() -> list[str]:
                TRY_CAST(payload->>'$.latency_ms' AS DOUBLE), TRY_CAST(payload->>'$.cost_usd' AS DOUBLE),
                payload->>'$.outcome', payload->>'$.error'
         FROM new_events WHERE kind = 'judge_call'
-        """,
-        """
-        INSERT OR IGNORE INTO notifications
+        """),
+        ("notifications", "notification_id", """
         SELECT coalesce(payload->>'$.notification_id', event_id), run_id, seq, occurred_at,
                payload->>'$.channel', payload->>'$.title', payload->>'$.body',
                TRY_CAST(payload->>'$.ok' AS BOOLEAN), payload
         FROM new_events WHERE kind = 'notification'
-        """,
-        """
-        INSERT OR IGNORE INTO friction
+        """),
+        ("friction", "friction_id", """
         SELECT coalesce(payload->>'$.friction_id', event_id), run_id, seq, occurred_at,
                payload->>'$.kind', payload->>'$.detail', TRY_CAST(payload->>'$.seconds_lost' AS DOUBLE),
                coalesce(payload->>'$.author', 'supervisor')
         FROM new_events WHERE kind = 'friction'
-        """,
+        """),
         # run_started carries {policy_id: canonical content} for the acting policy and every shadow.
-        """
-        INSERT OR IGNORE INTO policies
+        ("policies", "policy_id", """
         SELECT policy_id, NULL, any_value(content), 'run:' || any_value(run_id), min(occurred_at) FROM (
             SELECT run_id, occurred_at, policy_id, payload->'$.policies'->policy_id AS content FROM (
                 SELECT run_id, occurred_at, payload, unnest(json_keys(payload->'$.policies')) AS policy_id
                 FROM new_events WHERE kind = 'run_started' AND json_type(payload->'$.policies') = 'OBJECT'))
         WHERE content IS NOT NULL
         GROUP BY policy_id
-        """,
+        """),
     ]
 
 
-_TYPED = _typed_inserts()
+def _insert_new(table: str, key: str, select: str) -> str:
+    """Insert the rows of ``select`` whose key the table does not hold yet, one per key. By
+    anti-join, not ``INSERT OR IGNORE``: a DuckLake has no keys to ignore by."""
+    return (f"INSERT INTO {table} SELECT * FROM ({select}) AS x(k) "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{key} = x.k) "
+            f"QUALIFY row_number() OVER (PARTITION BY x.k) = 1")
 
+
+_TYPED = [_insert_new(*typed) for typed in _typed_inserts()]
+
+_BUMP_SERIAL = "UPDATE ingest_serial SET generation = generation + 1, committed_at = current_timestamp"
+"""Every ingest transaction updates this one row, so two that commit into a DuckLake at the same
+time conflict and one runs again, seeing what the other inserted: without keys, that is what
+keeps two writers from both inserting one event."""
+
+_RUNS_DELETE = "DELETE FROM runs WHERE run_id IN (SELECT DISTINCT run_id FROM new_events)"
 _RUNS_UPSERT = """
-INSERT OR REPLACE INTO runs
+INSERT INTO runs
 SELECT e.run_id,
        coalesce(min(occurred_at) FILTER (WHERE kind = 'run_started'), min(occurred_at)) AS started_at,
        max(occurred_at) FILTER (WHERE kind = 'run_ended') AS ended_at,
@@ -203,7 +208,7 @@ SELECT e.run_id,
        arg_max(payload->>'$.cwd', occurred_at) FILTER (WHERE kind = 'run_started') AS cwd,
        arg_max(payload->>'$.host', occurred_at) FILTER (WHERE kind = 'run_started') AS host,
        coalesce(arg_max(payload->>'$.agent', occurred_at) FILTER (WHERE kind = 'run_started'
-                                                           AND payload->>'$.agent' <> 'unknown'),
+                                                           AND (payload->>'$.agent') <> 'unknown'),
                 arg_max(coalesce(payload->>'$.observation.agent', payload->>'$.agent'), occurred_at)
                     FILTER (WHERE kind = 'observation'
                             AND coalesce(payload->>'$.observation.agent', payload->>'$.agent') <> 'unknown'),
@@ -327,16 +332,19 @@ def _load(con: Connection, stage: pl.DataFrame) -> _Loaded:
             )
             for sql in _TYPED:
                 con.execute(sql)
+            con.execute(_RUNS_DELETE)
             con.execute(_RUNS_UPSERT)
+            con.execute(_BUMP_SERIAL)
         con.execute("DROP TABLE IF EXISTS candidate; DROP TABLE IF EXISTS new_events")
         con.unregister("stage_lines")
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         with contextlib.suppress(Exception):
             con.unregister("stage_lines")
         raise
     return out
+
 
 
 _DATA_ERRORS = (duckdb.DataError, duckdb.IntegrityError, duckdb.InvalidInputException)
@@ -364,20 +372,31 @@ def _load_isolating(con: Connection, stage: pl.DataFrame) -> _Loaded:
     return _Loaded(first.new_events + second.new_events, first.rejects + second.rejects)
 
 
+CHUNK_LINES = 2000
+"""Journal lines ingested per transaction (whole journals, so a bigger one goes alone). Short
+transactions keep a backlog from losing every commit race on a DuckLake that other
+supervisors commit into every few seconds, and each chunk's progress is kept as it commits."""
+
+
+@dataclass
+class _JournalRead:
+    key: str
+    lines: list[str]
+    first_line_no: int
+    end: int
+    lines_seen: int
+    torn: bool
+    restarted: bool
+
+
 def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
     """Ingest the new part of each journal file. Lines that are not events (bad JSON, hostile
     values such as ``"at": 1e300``) are skipped, recorded in ``ingest_rejects`` and reported;
     the rest is ingested, so one bad line never stops the warehouse for every run."""
     t0 = time.perf_counter()
     report = SyncReport(journals=len(journals))
-    state = {
-        row[0]: (int(row[1]), int(row[2]))
-        for row in con.execute("SELECT journal_path, byte_offset, events FROM ingest_state").fetchall()
-    }
-    paths: list[str] = []
-    numbers: list[int] = []
-    lines: list[str] = []
-    updates: list[tuple[str, int, int, bool, bool]] = []
+    state = _read_state(con, [str(p) for p in journals])
+    reads: list[_JournalRead] = []
     for path in journals:
         key = str(path)
         offset, seen = state.get(key, (0, 0))
@@ -393,40 +412,75 @@ def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
             seen = 0
         if torn:
             report.torn_tails.append(key)
-        if new_lines:
-            paths.extend([key] * len(new_lines))
-            numbers.extend(range(seen + 1, seen + len(new_lines) + 1))
-            lines.extend(new_lines)
-        updates.append((key, end, seen + len(new_lines), torn, restarted))
-    if not updates:
-        report.seconds = time.perf_counter() - t0
-        return report
+        if restarted or torn or key not in state or seen + len(new_lines) != state[key][1]:
+            reads.append(_JournalRead(key, new_lines, seen + 1, end, seen + len(new_lines), torn, restarted))
+    chunk: list[_JournalRead] = []
+    for read in reads:
+        if chunk and sum(len(r.lines) for r in chunk) + len(read.lines) > CHUNK_LINES:
+            _ingest_chunk(con, chunk, report)
+            chunk = []
+        chunk.append(read)
+    if chunk:
+        _ingest_chunk(con, chunk, report)
+    report.seconds = time.perf_counter() - t0
+    return report
 
-    stage = pl.DataFrame({"journal_path": paths, "line_no": numbers, "line": lines},
+
+def _read_state(con: Connection, keys: list[str]) -> dict[str, tuple[int, int]]:
+    """How far each of these journals was read: (byte offset, lines)."""
+    if not keys:
+        return {}
+    con.register("wanted_journals", pl.DataFrame({"journal_path": keys}, schema={"journal_path": pl.Utf8}))
+    try:
+        rows = con.execute("SELECT journal_path, byte_offset, events FROM ingest_state "
+                           "WHERE journal_path IN (SELECT journal_path FROM wanted_journals)").fetchall()
+    finally:
+        con.unregister("wanted_journals")
+    return {row[0]: (int(row[1]), int(row[2])) for row in rows}
+
+
+def _ingest_chunk(con: Connection, reads: list[_JournalRead], report: SyncReport) -> None:
+    stage = pl.DataFrame({"journal_path": [r.key for r in reads for _ in r.lines],
+                          "line_no": [n for r in reads for n in range(r.first_line_no, r.first_line_no + len(r.lines))],
+                          "line": [line for r in reads for line in r.lines]},
                          schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "line": pl.Utf8})
     loaded = _load_isolating(con, stage)
-    report.new_events = loaded.new_events
+    report.new_events += loaded.new_events
     for rejected_path, _n, reason, _x in loaded.rejects:
         report.bad_lines[rejected_path] = report.bad_lines.get(rejected_path, 0) + 1
         report.reasons.setdefault(rejected_path, reason)
+    rejects = pl.DataFrame([(p, n, r, redact(x)) for p, n, r, x in loaded.rejects], orient="row",
+                           schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "reason": pl.Utf8, "excerpt": pl.Utf8})
+    states = pl.DataFrame([(r.key, r.end, r.lines_seen, r.torn, r.restarted) for r in reads], orient="row",
+                          schema={"journal_path": pl.Utf8, "byte_offset": pl.Int64, "events": pl.Int64,
+                                  "torn_tail": pl.Boolean, "restarted": pl.Boolean})
+    _save_state(con, rejects, states)
+
+
+def _save_state(con: Connection, rejects: pl.DataFrame, states: pl.DataFrame) -> None:
+    """Record skipped lines and how far each journal was read, in one transaction (replacing the
+    rows of the same journal and line by delete + insert: a DuckLake has no keys to upsert by)."""
     con.execute("BEGIN TRANSACTION")
     try:
-        for key, _end, _lines, _torn, restarted in updates:
-            if restarted:
-                con.execute("DELETE FROM ingest_rejects WHERE journal_path = ?", [key])
-        if loaded.rejects:
-            con.executemany("INSERT OR REPLACE INTO ingest_rejects VALUES (?, ?, ?, ?, current_timestamp)",
-                            [(p, n, r, redact(x)) for p, n, r, x in loaded.rejects])
-        rows = [(key, end, lines_seen, torn, key)
-                for key, end, lines_seen, torn, restarted in updates
-                if restarted or torn or key not in state or lines_seen != state[key][1]]
-        if rows:
-            con.executemany(
-                "INSERT OR REPLACE INTO ingest_state VALUES (?, NULL, ?, ?, ?, "
-                "(SELECT count(*) FROM ingest_rejects WHERE journal_path = ?), current_timestamp)", rows)
+        con.register("reject_rows", rejects)
+        con.register("state_rows", states)
+        con.execute("DELETE FROM ingest_rejects WHERE journal_path IN "
+                    "(SELECT journal_path FROM state_rows WHERE restarted)")
+        con.execute("DELETE FROM ingest_rejects WHERE (journal_path, line_no) IN "
+                    "(SELECT (journal_path, line_no) FROM reject_rows)")
+        con.execute("INSERT INTO ingest_rejects SELECT journal_path, line_no, reason, excerpt, current_timestamp "
+                    "FROM reject_rows QUALIFY row_number() OVER (PARTITION BY journal_path, line_no) = 1")
+        con.execute("DELETE FROM ingest_state WHERE journal_path IN (SELECT journal_path FROM state_rows)")
+        con.execute("INSERT INTO ingest_state SELECT s.journal_path, NULL, s.byte_offset, s.events, s.torn_tail, "
+                    "(SELECT count(*) FROM ingest_rejects r WHERE r.journal_path = s.journal_path), current_timestamp "
+                    "FROM state_rows s")
+        con.execute(_BUMP_SERIAL)
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
-    report.seconds = time.perf_counter() - t0
-    return report
+    finally:
+        with contextlib.suppress(Exception):
+            con.unregister("reject_rows")
+            con.unregister("state_rows")
+

@@ -415,7 +415,7 @@ def m_friction_time(con: Connection) -> None:
                    coalesce(CASE WHEN m.next_kind = 'resume' THEN TRY_CAST(m.next_payload->>'$.waited_s' AS DOUBLE) END,
                             date_diff('millisecond', m.occurred_at, coalesce(m.next_at, ri.end_at)) / 1000.0)
                        AS seconds_lost,
-                   m.next_kind IS DISTINCT FROM 'resume' OR m.next_payload->>'$.waited_s' IS NULL AS derived,
+                   m.next_kind IS DISTINCT FROM 'resume' OR (m.next_payload->>'$.waited_s') IS NULL AS derived,
                    CASE m.next_kind
                        WHEN 'resume' THEN CASE coalesce(m.next_payload->>'$.by', 'human')
                                               WHEN 'exit' THEN 'agent_exit' ELSE coalesce(m.next_payload->>'$.by', 'human') END
@@ -433,7 +433,7 @@ def m_friction_time(con: Connection) -> None:
                    coalesce(m.payload->>'$.signature', m.payload->>'$.decision.signature') AS signature,
                    coalesce(d.policy_id, ri.policy_id) AS policy_id, 'supervisor' AS author
             FROM marks m LEFT JOIN run_info ri USING (run_id)
-            LEFT JOIN decisions d ON d.decision_id = m.payload->>'$.decision_id'
+            LEFT JOIN decisions d ON d.decision_id = (m.payload->>'$.decision_id')
             WHERE m.kind = 'pause'
         ),
         journaled AS (
@@ -641,7 +641,7 @@ def m_friction_time_joins(con: Connection) -> None:
                    coalesce(CASE WHEN m.next_kind = 'resume' THEN TRY_CAST(m.next_payload->>'$.waited_s' AS DOUBLE) END,
                             date_diff('millisecond', m.occurred_at, coalesce(m.next_at, ri.end_at)) / 1000.0)
                        AS seconds_lost,
-                   m.next_kind IS DISTINCT FROM 'resume' OR m.next_payload->>'$.waited_s' IS NULL AS derived,
+                   m.next_kind IS DISTINCT FROM 'resume' OR (m.next_payload->>'$.waited_s') IS NULL AS derived,
                    CASE m.next_kind
                        WHEN 'resume' THEN CASE coalesce(m.next_payload->>'$.by', 'human')
                                               WHEN 'exit' THEN 'agent_exit' ELSE coalesce(m.next_payload->>'$.by', 'human') END
@@ -659,7 +659,7 @@ def m_friction_time_joins(con: Connection) -> None:
                    coalesce(m.payload->>'$.signature', m.payload->>'$.decision.signature') AS signature,
                    coalesce(d.policy_id, ri.policy_id) AS policy_id, 'supervisor' AS author
             FROM marks m LEFT JOIN run_info ri USING (run_id)
-            LEFT JOIN decisions d ON d.decision_id = m.payload->>'$.decision_id'
+            LEFT JOIN decisions d ON d.decision_id = (m.payload->>'$.decision_id')
             WHERE m.kind = 'pause'
         ),
         fj AS (
@@ -709,7 +709,7 @@ def m_friction_time_joins(con: Connection) -> None:
         -- before the supervisor acted again or the next turn began
         held AS (  -- finishes the runner held back because a human was typing
             SELECT DISTINCT payload->>'$.decision_id' AS decision_id FROM events
-            WHERE kind = 'note' AND payload->>'$.type' = 'finish_held'
+            WHERE kind = 'note' AND (payload->>'$.type') = 'finish_held'
         ),
         hk_stream AS (
             SELECT run_id, seq, occurred_at, 'H' AS t FROM friction WHERE kind = 'human_keystrokes'
@@ -870,6 +870,19 @@ def m_policies_gates_registry(con: Connection) -> None:
     )
 
 
+def m_ingest_serial(con: Connection) -> None:
+    """One row that every ingest transaction updates (``generation`` counts ingest commits). On a
+    DuckLake, where concurrent writers are not held back by a lock and tables have no keys, it
+    makes two ingests that commit at the same time conflict, so one runs again and sees the
+    other's events instead of inserting them a second time."""
+    con.execute(
+        """
+        CREATE TABLE ingest_serial (generation BIGINT NOT NULL, committed_at TIMESTAMP);
+        INSERT INTO ingest_serial VALUES (0, current_timestamp);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m0001_core_tables,
     m0002_views,
@@ -879,6 +892,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m_turns_and_skips,
     m_friction_time_joins,
     m_policies_gates_registry,
+    m_ingest_serial,
 ]
 """Applied in this order; the position (1-based) is the version recorded."""
 
