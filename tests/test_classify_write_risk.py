@@ -215,6 +215,24 @@ def test_the_agents_own_footer_places_a_write(policy: Policy) -> None:
     assert prompt.risk.level == "dangerous" and "write-outside-project" in prompt.risk.matched
 
 
+@pytest.mark.parametrize("question", ["Do you want to create settings.toml?",
+                                      "Do you want to make this edit to settings.toml?"])
+def test_a_file_named_only_by_its_basename_is_not_placed(question: str, policy: Policy) -> None:
+    """Claude Code's question names only the file's basename; its path is in the dialog above. With
+    that part scrolled away (a long preview), "settings.toml" is not taken for a file in the project
+    (it may be ~/.config/tool/settings.toml): no subject, escalated. aider's questions name the file
+    as the project knows it, and still place it."""
+    text = f" {question}\n ❯ 1. Yes\n   2. Yes, allow all edits during this session (shift+tab)\n   3. No\n\n Esc to cancel\n"
+    prompt, dec = judge(text, policy)
+    assert prompt.risk.level == "unknown" and prompt.risk.subject is None
+    assert dec.kind == "escalate" and not dec.keys
+    prompt, dec = judge("diff> add the ignore rules\n\nAdd .aider* to .gitignore (recommended)? (Y)es/(N)o [Yes]: ",
+                        policy)
+    assert (prompt.risk.subject, prompt.risk.level) == (".gitignore", "none") and dec.approves is True
+    prompt, dec = judge("diff> look at the exporter\n\nAdd src/export.py to the chat? (Y)es/(N)o [Yes]: ", policy)
+    assert (prompt.risk.subject, prompt.risk.level) == ("src/export.py", "none") and dec.approves is True
+
+
 def test_the_directory_named_in_the_pane_title_places_a_write_only_outside(policy: Policy) -> None:
     """Qwen Code names its directory in the pane title ("Qwen - shop"): with no full directory known,
     an absolute path with no "shop" on its way lands outside; one with it may be inside or not, so
