@@ -33,6 +33,9 @@ def test_id_is_content_hash_ignoring_name_and_description() -> None:
     ("timing: [\n", "p.yaml:2: not valid YAML"),
     ("answers:\n  danger_patterns:\n    - name: x\n      pattern: '(unclosed'\n", "p.yaml:4: answers.danger_patterns.0.pattern"),
     ("no_such_knob: 1\n", "no_such_knob: Extra inputs are not permitted"),
+    ("classifier:\n  subject_patterns:\n    - {kind: url, pattern: 'x', when: '(unclosed'}\n",
+     "p.yaml:3: classifier.subject_patterns.0.when"),
+    ("agents:\n  quill:\n    footer: ['(unclosed']\n", "p.yaml:3: agents.quill.footer"),
     ("- a list\n", "a policy must be a YAML mapping"),
 ])
 def test_bad_policies_give_one_line_with_the_place(text: str, fragment: str) -> None:
