@@ -63,7 +63,7 @@ from supervisor.journal import Journal, iter_events
 from supervisor.models import Action, Decision, Event, Friction, FrictionKind, Observation, Prompt, Screen
 from supervisor.policy import Policy
 from supervisor.redact import clip
-from supervisor.runstate import DISMISS_GRACE_S, RunFold, new_instance_id
+from supervisor.runstate import DISMISS_GRACE_S, RunFold, new_instance_id, prompt_face
 from supervisor.settings import Settings, user_name
 from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen, Surface
 
@@ -424,7 +424,7 @@ class PaneRunner:
                        and self._task is None)
         self.last_obs, self.last_screen, self.last_hash = obs, screen, shash
         self.observations += 1
-        if obs.state == "idle":
+        if obs.state == "idle" and shows_input(obs):
             self._idle_since = self._idle_since or now
         else:
             self._idle_since = None
@@ -507,6 +507,7 @@ class PaneRunner:
         first = base + rows[0] if rows else None
         last = base + rows[1] if rows else None
         out: dict[str, Any] = {"signature": prompt.signature, "agent": obs.agent, "kind": prompt.kind,
+                               "face": prompt_face(prompt),
                                "first": first, "last": last, "first_row": rows[0] if rows else None,
                                "last_row": rows[1] if rows else None, "history_size": base}
         if not live:
@@ -515,7 +516,8 @@ class PaneRunner:
             return None
         f = fold or self.fold
         out["again"] = again = rows is not None and _copies_above(screen, prompt, rows[0]) > 0
-        out["instance_id"] = f.match_instance(prompt.signature, first=first, again=again) or new_instance_id()
+        out["instance_id"] = (f.match_instance(prompt.signature, first=first, again=again, face=out["face"])
+                              or new_instance_id())
         return out
 
     def _state_of_text(self, text: str) -> str:
@@ -688,10 +690,22 @@ class PaneRunner:
                 self._append("note", {"type": "escalation_skipped", "decision_id": decision.decision_id,
                                       "signature": decision.signature, "pane_id": self.pane_id,
                                       "why": f"the prompt is not live ({self._not_live_why})"})
+        elif kind == "escalate" and live is not None and self._awaiting(live):
+            # the prompt we answered, redrawn as it dismisses (its chosen option marked): no pause
+            # unless it is still there after the confirmation timeout (then the answer did not take)
+            self._append("note", {"type": "escalation_skipped", "decision_id": decision.decision_id,
+                                  "signature": decision.signature, "pane_id": self.pane_id,
+                                  "instance_id": live["instance_id"],
+                                  "why": "we answered this prompt; waiting for it to go"})
         elif kind == "escalate":
             self._escalate(decision, obs)
         elif kind == "finish":
             self._finish(decision, obs, now)
+
+    def _awaiting(self, live: dict[str, Any]) -> bool:
+        """Whether this live prompt is an instance we answered and are waiting to see go."""
+        inst = self.fold.instance(live["instance_id"])
+        return inst is not None and inst.status in ("sending", "pending", "unknown")
 
     def _answer(self, decision: Decision, live: dict[str, Any] | None, now: float) -> None:
         if live is None:
@@ -881,6 +895,12 @@ class PaneRunner:
                 self._task_confirmed(d, False, "a supervisor restart interrupted its delivery; hand it again")
             return
         if d.phase == "pasted":
+            if obs.state != "idle":  # a dialog (or output) came up over the paste: Enter would answer it
+                d.interrupted = True
+                return
+            if d.interrupted and not _composer_has(screen, d.text):
+                self._repaste(d, now, obs, screen)
+                return
             if now - d.at < TASK_SUBMIT_GAP_S:
                 return
             if screen.text == d.before and now - d.at < self.policy.timing.confirm_timeout_s:
@@ -902,6 +922,20 @@ class PaneRunner:
                     d.at, d.enters, d.submitted, d.action_id = now, d.enters + 1, screen.text, aid or d.action_id
                 else:
                     self._task_confirmed(d, False, "the agent did not take it")
+
+    def _repaste(self, d: _TaskDelivery, now: float, obs: Observation, screen: Screen) -> None:
+        """The paste went into a dialog that came up over it, or was lost: once the agent is ready
+        again, paste the task once more (once; then it is escalated)."""
+        if d.repastes >= 1:
+            self._task_confirmed(d, False, "the paste was lost twice (a dialog came up over it)")
+            return
+        if not self._ready_for_task(now, obs):
+            return
+        if not self._send(None, [], text=d.text, kind="task", paste="\n" in d.text,
+                          extra={"task_id": d.task_id, "phase": "paste", "retry": True}):
+            self._task_confirmed(d, False, "the paste failed")
+            return
+        d.at, d.before, d.interrupted, d.repastes = now, screen.text, False, d.repastes + 1
 
     def _task_confirmed(self, d: _TaskDelivery, ok: bool, why: str) -> None:
         self._task = None
@@ -962,7 +996,10 @@ class PaneRunner:
                 cands.append(inst.absent_since + DISMISS_GRACE_S + 0.01)
         if self._task is not None:
             d = self._task
-            cands.append(d.at + (TASK_SUBMIT_GAP_S if d.phase == "pasted" else t.confirm_timeout_s))
+            if not d.interrupted:
+                cands.append(d.at + (TASK_SUBMIT_GAP_S if d.phase == "pasted" else t.confirm_timeout_s))
+            elif self._idle_since is not None:  # the prompt over the paste has gone: paste again once ready
+                cands.append(max(now + 0.05, self._idle_since + TASK_READY_S))
         elif fold.queued_tasks and obs is not None and obs.state == "idle" and self._idle_since is not None:
             ready_at = self._idle_since + TASK_READY_S
             if ready_at > now:  # once due, what else holds the task back has its own timer or event
@@ -989,6 +1026,18 @@ class PaneRunner:
             self._timer_at = min(cands) if cands else None
 
 
+UNREADY_IDLE = ("idle:blank", "idle:no-marker")
+"""Idle evidence that shows no input box: a blank screen, or nothing an agent draws when it takes
+input (an agent still starting up: keys typed now are read later, as answers to whatever it asks
+first)."""
+
+
+def shows_input(obs: Observation) -> bool:
+    """Whether an idle screen positively shows the agent taking input (its input line or idle
+    marker): only then is a task typed."""
+    return obs.state == "idle" and bool(obs.evidence) and obs.evidence[0] not in UNREADY_IDLE
+
+
 @dataclass
 class _TaskDelivery:
     """A task being typed: pasted, then submitted, then confirmed (runner-local; the journal has
@@ -1002,6 +1051,9 @@ class _TaskDelivery:
     submitted: str = ""
     enters: int = 0
     action_id: str | None = None
+    interrupted: bool = False
+    """A prompt came up after the paste (before Enter): Enter is held until it has gone."""
+    repastes: int = 0
 
 
 class _Shadow:

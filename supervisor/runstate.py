@@ -21,12 +21,13 @@ Everything here is pure: no I/O, no clock (times come from the events).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from supervisor.decide import counts_as_work
 from supervisor.ids import new_id
-from supervisor.models import Decision, Event, Observation, RunState
+from supervisor.models import Decision, Event, Observation, Prompt, RunState
 
 DISMISS_GRACE_S = 1.0
 """How long an answered prompt must stay off the screen (with no other sign of progress) before
@@ -39,6 +40,18 @@ InstanceStatus = Literal["open", "sending", "pending", "taken", "not_taken", "un
 """A prompt instance: seen, not answered; keys being sent; answered, waiting for it to go; gone
 after our answer; still there after the confirmation timeout; keys journaled as being sent but
 the supervisor died before it knew whether they arrived."""
+
+
+CHOSEN_MARKS = " ✔✓"
+"""What an agent appends to the option it took while the dialog dismisses."""
+
+
+def prompt_face(prompt: Prompt) -> str:
+    """A prompt's identity without the decorations of a dismissing redraw: kind, question, subject
+    and option labels (each without a trailing chosen-mark), hashed."""
+    parts = [prompt.kind, " ".join(prompt.question.split()), prompt.risk.subject or "",
+             *(o.label.rstrip(CHOSEN_MARKS) for o in prompt.options)]
+    return "fce_" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -61,6 +74,9 @@ class PromptInstance:
     last_live_at: float = 0.0
     absent_since: float | None = None
     closed: bool = False
+    face: str = ""
+    """:func:`prompt_face`: a dialog redrawn as it dismisses (its chosen option marked ``✔``) has
+    another signature but the same face."""
 
 
 @dataclass
@@ -132,7 +148,8 @@ class RunFold:
         return [i for i in self.instances.values() if i.status in ("pending", "unknown", "sending")]
 
     # -- matching a live prompt to an instance (pure, used by the runner before journaling) ------------
-    def match_instance(self, signature: str, *, first: int | None = None, again: bool = False) -> str | None:
+    def match_instance(self, signature: str, *, first: int | None = None, again: bool = False,
+                       face: str = "") -> str | None:
         """The open instance this live prompt is, or None for a new one: same signature (kind,
         question, options), not closed, and not the same prompt asked anew below it. Asked anew
         means: it starts below the instance's last row (absolute rows) *and* a copy of it is still
@@ -140,12 +157,21 @@ class RunFold:
         screen pushes the old rows into tmux's history, so absolute rows alone would take a redrawn
         dialog for a new one; the copy that stays above is what tells.) The agent is not compared:
         one pane runs one agent, and the classifier's guess of it may flicker on a mixed screen."""
-        for inst in sorted(self.instances.values(), key=lambda i: i.seen_at, reverse=True):
+        newest = sorted(self.instances.values(), key=lambda i: i.seen_at, reverse=True)
+        for inst in newest:
             if inst.closed or inst.signature != signature:
                 continue
             if again and first is not None and inst.last is not None and first > inst.last:
                 continue
             return inst.instance_id
+        if again or not face:
+            return None
+        # A prompt we answered, redrawn while it dismisses with its options decorated (Claude Code
+        # marks the chosen one ``✔``): the same instance, not a new prompt to answer or escalate.
+        for inst in newest:
+            if (not inst.closed and inst.answers > 0 and inst.status in ("sending", "pending", "unknown")
+                    and inst.face == face):
+                return inst.instance_id
         return None
 
     # -- the fold ---------------------------------------------------------------------------------------
@@ -190,7 +216,8 @@ class RunFold:
         if live and live_id and live_id not in self.instances:
             self.instances[live_id] = PromptInstance(
                 instance_id=live_id, signature=str(live.get("signature") or ""), agent=str(live.get("agent") or ""),
-                first=live.get("first"), last=live.get("last"), seen_at=now, last_live_at=now)
+                first=live.get("first"), last=live.get("last"), seen_at=now, last_live_at=now,
+                face=str(live.get("face") or ""))
             self.turn_prompts += 1
         state = obs.state if obs is not None else None
         for inst in self.instances.values():

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from evals.agent import inputs
 from tests.helpers import retry_until
 from tests.live_helpers import (
     answers,
@@ -44,10 +45,12 @@ def _sent(runner) -> list[dict]:
 
 
 def test_a_slowly_dismissing_dialog_is_answered_once(harness, tmp_path: Path) -> None:
-    """Claude's trust dialog, answered, is redrawn twice (one blank frame between) before it goes:
-    the redraws are the same prompt instance; exactly one key reaches the agent."""
+    """Claude's trust dialog, answered, is redrawn twice (one blank frame between, the chosen
+    option marked ✔ as Claude Code 2.1 does) before it goes: the redraws are the same prompt
+    instance; exactly one key reaches the agent."""
     script = write_script(tmp_path, [
-        {"prompt": {"id": "trust", "kind": "trust", "dismiss": {"redraws": 2, "every_s": 0.35, "blank": True}}},
+        {"prompt": {"id": "trust", "kind": "trust", "dismiss": {"redraws": 2, "every_s": 0.35, "blank": True,
+                                                                "mark": True}}},
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "p1", "kind": "bash", "command": "npm test", "dismiss": {"redraws": 1, "every_s": 0.5}}},
         {"spinner": {"seconds": 0.3}},
@@ -59,6 +62,7 @@ def test_a_slowly_dismissing_dialog_is_answered_once(harness, tmp_path: Path) ->
     retry_until(lambda: runner.done, 60, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
     assert runner.outcome == "finished"
     assert set(answers(rec)) == {"trust", "p1"}
+    assert not events(runner, "pause")  # the ✔ redraw is the prompt we answered, not one to escalate
     assert [r["n"] for r in read_record(rec) if r["event"] == "redrawn"] == [1, 2, 1]
     sent = _sent(runner)
     assert len(sent) == 2, sent  # one answer per prompt, none for the redraws
@@ -102,21 +106,50 @@ def test_an_appending_agent_is_answered_once_per_prompt(harness, tmp_path: Path,
     assert not [e for e in events(runner, "friction") if e.payload["kind"] == "answer_not_taken"]
 
 
-@pytest.mark.parametrize("kind", ["menu", "yes_no", "press_enter", "trust"])
-def test_prompts_quoted_in_agent_output_get_no_keys(harness, tmp_path: Path, kind: str) -> None:
-    """Injection stand-ins: a menu, a y/n question or a trust dialog quoted in a message, and
-    "press Enter to continue" in prose, each followed by more output. Nothing is sent."""
+def test_a_task_waits_for_the_input_box_of_an_agent_that_starts_slowly(harness, tmp_path: Path) -> None:
+    """An agent that draws nothing for a while, then asks to trust the folder, then shows its
+    input box (Claude Code on a fresh start): the task is typed only once the input box is up, so
+    no key lands in the blank screen or in the trust dialog; the dialog gets the policy's answer."""
     script = write_script(tmp_path, [
+        {"sleep": 2.0},
+        {"prompt": {"id": "trust", "kind": "trust", "dismiss": {"redraws": 1, "every_s": 0.3, "mark": True}}},
+        {"idle": {"id": "task"}},
         {"spinner": {"seconds": 0.3}},
-        {"quote": {"kind": kind, "then": "spinner", "seconds": 1.5}},
-        {"quote": {"kind": kind, "then": "say", "seconds": 1.5}},
-        {"say": "Done."},
+        {"say": "Fixed."},
         {"done": {}},
     ])
     rec = tmp_path / "rec.jsonl"
-    h = harness()
+    h = harness(task="fix the failing test")
     (runner,) = h.supervise(h.start_agent(script, rec))
     retry_until(lambda: runner.done, 60, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    assert runner.outcome == "finished"
+    assert inputs(rec) == ["fix the failing test"]
+    assert answers(rec)["trust"]["keys"] == ["1"]
+    assert len(_sent(runner)) == 1 and not events(runner, "pause")
+
+
+QUOTE_KINDS = ("menu", "yes_no", "press_enter", "trust")
+FOLLOWED_BY = {"claude": "spinner", "codex": "working", "aider": "say"}
+"""What each style's agent shows below the quoted prompt first: Claude's spinner, Codex's
+`• Working` line, aider's next paragraph (then, for every style, a newer message paragraph)."""
+
+
+@pytest.mark.parametrize("style", list(FOLLOWED_BY))
+def test_prompts_quoted_in_agent_output_get_no_keys(harness, tmp_path: Path, style: str) -> None:
+    """Injection stand-ins in three agents' styles: a menu, a y/n question or a trust dialog quoted
+    in a message, and "press Enter to continue" in prose, each followed by more output. Nothing is
+    sent, and the agent (recording every key) received none, through to the agent's exit."""
+    steps: list[dict] = [{"spinner": {"seconds": 0.3}}]
+    for kind in QUOTE_KINDS:
+        steps += [{"quote": {"kind": kind, "then": FOLLOWED_BY[style], "seconds": 1.5}},
+                  {"quote": {"kind": kind, "then": "say", "seconds": 1.5}}]
+    script = write_script(tmp_path, [*steps, {"say": "Done."}, {"done": {"seconds": 1}}, {"exit": 0}], style=style)
+    rec = tmp_path / "rec.jsonl"
+    h = harness(turns=None)  # every quote supervised: the run lasts until the agent exits
+    (runner,) = h.supervise(h.start_agent(script, rec))
+    retry_until(lambda: runner.done, 90, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    assert [r["kind"] for r in read_record(rec) if r["event"] == "quote"] == [k for k in QUOTE_KINDS for _ in "ab"]
+    assert runner.outcome == "exited", runner.outcome
     assert not _sent(runner)
     assert not answers(rec)
     assert not [r for r in read_record(rec) if r["event"] == "keys"]

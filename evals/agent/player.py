@@ -436,14 +436,15 @@ class Agent:
                 self.record("answer", id=pid, choice=choice, label=opt.label, approved=opt.approves,
                             keys=received, answered_at=at)
                 self.stray(keys[used:], "after the prompt was answered", pid)
-                self.dismiss(pid, spec, highlight, arg.get("dismiss"))
+                self.dismiss(pid, spec, highlight, arg.get("dismiss"), opt)
                 self.after_answer(spec, opt)
                 return opt.approves
             self.show_prompt(spec, highlight, typed)
 
-    def dismiss(self, pid: str, spec: PromptSpec, highlight: int, how: Any) -> None:
+    def dismiss(self, pid: str, spec: PromptSpec, highlight: int, how: Any, chosen: Option) -> None:
         """A slow-dismissing dialog: redrawn ``redraws`` times, ``every_s`` apart (a blank frame
-        first with ``blank``), before it goes. The answer is taken: keys now are stray."""
+        first with ``blank``; with ``mark``, the chosen option marked `` ✔`` as Claude Code does),
+        before it goes. The answer is taken: keys now are stray."""
         if not how or self.mode == "append":
             return
         how = how if isinstance(how, dict) else {"redraws": int(how)}
@@ -454,7 +455,12 @@ class Agent:
                 self.term.draw([""])
                 self.wait_quietly(float(how.get("blank_s", 0.06)), f"{pid}:dismissing")
             self.set_title(True, n)  # a new screen (the title is part of it), the same prompt
-            self.draw(self.prompt_rows(spec, highlight, ""))
+            rows = self.prompt_rows(spec, highlight, "")
+            if how.get("mark"):
+                at = next((i for i, r in enumerate(rows) if chosen.label in r), None)
+                if at is not None:
+                    rows[at] = rows[at].rstrip() + " ✔"
+            self.draw(rows)
             self.record("redrawn", id=pid, n=n + 1)
         self.wait_quietly(every, f"{pid}:dismissing")
         self.set_title(False)
