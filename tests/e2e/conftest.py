@@ -11,7 +11,8 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,27 @@ class SupervisedRun:
     def wait(self, cond: Callable[[], Any], seconds: float, what: str) -> Any:
         return retry_until(cond, seconds, interval=0.2, message=lambda: f"{what}{self.describe()}")
 
+    def press_on_dialog(self, keys: Sequence[str], markers: Sequence[str], *, tries: int = 3,
+                        patience_s: float = 5.0) -> int:
+        """Press ``keys`` on the dialog marked by any of ``markers`` the way a person does: when the
+        dialog is still there, unchanged, ``patience_s`` later, press them again (at most ``tries``
+        times in all). Some agents draw a dialog a moment before it takes keys: Mistral Vibe 3.0
+        drops every key (Escape, digits, arrows) pressed in about the first 0.3 s after its
+        permission dialog appears. Pressing again only while the very same dialog is on screen sends
+        nothing into the composer: a stray key would still show in what the model receives.
+        Returns how many times the keys were pressed."""
+        for attempt in range(1, tries + 1):
+            before = self.pane.text()
+            self.pane.keys(*keys)
+            deadline = time.monotonic() + patience_s
+            while not dialog_gone(before, self.pane.text(), markers):
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.2)
+            else:
+                return attempt
+        return tries
+
     def exit_code(self, seconds: float = 60.0) -> int:
         try:
             return self.proc.wait(timeout=seconds)
@@ -110,20 +132,33 @@ class SupervisedRun:
                 self.proc.wait(timeout=10)
 
 
+def dialog_gone(before: str, now: str, markers: Sequence[str]) -> bool:
+    """Whether the dialog on ``before`` (the screen when keys were pressed) has gone from ``now``:
+    its marker is no longer on screen, or what follows its last marker changed (a line agent
+    appends the answer below its question). No marker on ``before``: nothing to wait for."""
+    shown = [m for m in markers if m in before]
+    if not shown:
+        return True
+    marker = max(shown, key=before.rfind)
+    return marker not in now or now.rpartition(marker)[2] != before.rpartition(marker)[2]
+
+
 @pytest.fixture
 def supervise(tmp_path: Path, tmux_socket: str, sv_home: Path,
               fake_model: FakeModelServer) -> Iterator[Callable[..., SupervisedRun]]:
     """Start ``supervisor run -- AGENT ARGS`` in a fresh HOME; returns the :class:`SupervisedRun`.
 
-    ``supervise(agent, *args, policy=None, setup=None, env=None, **prepare_kw)``: ``setup(launch)``
-    runs before the start (to make files in the work folder); ``env`` adds to the agent's
-    environment; ``prepare_kw`` goes to :func:`prepare`.
+    ``supervise(agent, *args, policy=None, setup=None, env=None, turns=1, **prepare_kw)``:
+    ``setup(launch)`` runs before the start (to make files in the work folder); ``env`` adds to
+    the agent's environment; ``turns`` (``--turns``) ends the run at that many finished turns, as
+    most scenes want (None: the run lasts as long as the agent); ``prepare_kw`` goes to
+    :func:`prepare`.
     """
     runs: list[SupervisedRun] = []
 
     def start(agent: str, *args: str, policy: Path | None = None,
               setup: Callable[[AgentLaunch], None] | None = None, env: dict[str, str] | None = None,
-              **prepare_kw: Any) -> SupervisedRun:
+              turns: int | None = 1, **prepare_kw: Any) -> SupervisedRun:
         require_agent(agent)
         launch = prepare(agent, tmp_path / agent, fake_model.url, **prepare_kw)
         launch.argv += list(args)
@@ -134,10 +169,9 @@ def supervise(tmp_path: Path, tmux_socket: str, sv_home: Path,
         env.update(SUPERVISOR_HOME=str(sv_home), SUPERVISOR_TMUX_SOCKET=tmux_socket, PYTHONUNBUFFERED="1",
                    COLUMNS="200")
         session = f"e2e-{agent}"
-        # --turns 1: these scenes end the run at the first finished turn (a run without a task or
-        # --turns lasts as long as the agent)
-        cmd = [sys.executable, "-m", "supervisor", "run", "--session", session, "--width", "120", "--height", "40",
-               "--turns", "1"]
+        cmd = [sys.executable, "-m", "supervisor", "run", "--session", session, "--width", "120", "--height", "40"]
+        if turns is not None:
+            cmd += ["--turns", str(turns)]
         if policy is not None:
             cmd += ["--policy", str(policy)]
         cmd += ["--", *launch.argv]

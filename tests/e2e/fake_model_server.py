@@ -195,10 +195,19 @@ def _write_call(api: Api, body: dict[str, Any], tools: list[str], turn: Turn) ->
 
 
 INJECTED_PREFIXES = ("<", "#", "Here are summaries", "I added these files", "I have *added these files",
-                     "I switched to a new code base", "Here are the", "Caveat:")
+                     "I switched to a new code base", "I am not sharing any files", "Here are the", "Caveat:",
+                     "[Request interrupted by user")
 """What agents put in user messages by themselves: tagged context blocks (``<system-reminder>``,
 ``<environment_context>``, ``<session_context>``), instruction files (``# AGENTS.md``), aider's
-repository map and file lists."""
+repository map and file lists (and its examples: see :data:`AIDER_EXAMPLES_END`), Claude Code's note after a tool use was declined (``[Request
+interrupted by user for tool use]``)."""
+
+
+AIDER_EXAMPLES_END = "I switched to a new code base"
+"""aider opens every request with example exchanges (its few-shot prompt), closed by a user
+message starting with this: the user messages before it are aider's, not the user's."""
+AIDER_REMINDER = "\n\n# *SEARCH/REPLACE block* Rules:"
+"""aider appends its format rules to the newest user message: the user's text is what precedes them."""
 
 
 def _injected(text: str) -> bool:
@@ -211,8 +220,13 @@ def user_texts_of(api: Api, body: dict[str, Any]) -> list[str]:
     texts: list[str] = []
 
     def add(t: Any) -> None:
-        if isinstance(t, str) and t.strip() and not _injected(t.strip()):
-            texts.append(t.strip())
+        if not isinstance(t, str):
+            return
+        if t.startswith(AIDER_EXAMPLES_END):
+            texts.clear()
+        t = t.split(AIDER_REMINDER)[0].strip()
+        if t and not _injected(t):
+            texts.append(t)
 
     if api == "gemini":
         for c in body.get("contents") or []:

@@ -21,6 +21,7 @@ import pytest
 from tests.e2e.agents import AgentLaunch
 from tests.e2e.conftest import SupervisedRun, make_policy
 from tests.e2e.fake_model_server import FakeModelServer, Turn
+from tests.e2e.scenes import PROFILES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -37,9 +38,7 @@ AGENTS = ("claude", "codex", "aider")
 # /work/team/captures.md, suites/captures). Each makes its case an expected failure (not strict:
 # an XPASS means it got fixed, so delete the entry). None open as of the last run.
 GAPS: dict[tuple[str, str], str] = {}
-API_KEY_RULE_GAP = ("since the fail-safe risk change an approval needs a command, path or URL, so even an explicit "
-                    "allow_default_no rule cannot answer Claude's 'Do you want to use this API key?' (no subject): "
-                    "whether explicit rules may approve subject-less dialogs is the judgment core's call")
+API_KEY_QUESTION = "Do you want to use this API key?"
 
 
 def agents_for(test: str) -> list[Any]:
@@ -128,8 +127,7 @@ def test_dangerous_command_escalates_and_human_resumes(agent: str, command: str,
     assert command in screen or command.split()[0] in screen, "the prompt is not on screen" + run.describe()
 
     # A human answers: decline in the pane. The supervisor notices and resumes.
-    decline = {"claude": ["Escape"], "codex": ["Escape"], "aider": ["n", "Enter"]}[agent]
-    run.pane.keys(*decline)
+    run.press_on_dialog(PROFILES[agent].decline, PROFILES[agent].dialog)
     run.wait_event("resume", seconds=60)
     ended = run.wait_event("run_ended", seconds=90)
     assert ended["payload"]["outcome"] == "finished", run.describe()
@@ -154,26 +152,36 @@ def test_claude_api_key_question_is_escalated_by_baseline(supervise: Callable[..
     run = supervise("claude", "say hello", api_key=True, onboarded=True)
     pause = run.wait_event("pause", seconds=120)
     assert "api key" in (pause["payload"]["pause_reason"] + str(pause["payload"].get("next_action"))).lower() \
-        or "Do you want to use this API key?" in run.pane.text(), run.describe()
-    assert "Do you want to use this API key?" in run.pane.text(), run.describe()
+        or API_KEY_QUESTION in run.pane.text(), run.describe()
+    assert API_KEY_QUESTION in run.pane.text(), run.describe()
     assert not fake_model.main_requests(), "the key was used without a policy rule allowing it" + run.describe()
 
 
-@pytest.mark.xfail(reason=API_KEY_RULE_GAP, strict=False)
-def test_claude_api_key_question_answered_by_explicit_rule(tmp_path: Path, supervise: Callable[..., SupervisedRun],
-                                                           fake_model: FakeModelServer) -> None:
-    """Only an explicit rule with allow_default_no may answer a default-No prompt: with one, the
-    key is used (the server sees x-api-key) and the turn finishes."""
+def test_claude_api_key_question_escalated_despite_explicit_rule_and_human_answer_resumes(
+        tmp_path: Path, supervise: Callable[..., SupervisedRun], fake_model: FakeModelServer) -> None:
+    """'Do you want to use this API key?' names no command, path or URL, so its risk is unknown,
+    and unknown is escalated even when the policy has an explicit `allow_default_no` rule to
+    approve it (fail-safe first): the run pauses with a reason and the key is not used. The user
+    then answers it in the pane (1. Yes): the run resumes, the key is used (the server sees
+    x-api-key), the turn finishes, and the model received only the task."""
     policy = make_policy(tmp_path, _allow_api_key)
     fake_model.script(Turn(text="Hello from the fake model."))
     run = supervise("claude", "say hello", api_key=True, onboarded=True, policy=policy)
+    pause = run.wait_event("pause", seconds=120)
+    assert pause["payload"]["pause_reason"], run.describe()
+    assert API_KEY_QUESTION in run.pane.text(), run.describe()
+    assert "e2e-use-the-test-api-key" not in {d.get("rule") for d in answered(run)}, "the rule approved it" \
+        + run.describe()
+    assert not fake_model.main_requests(), "the key was used before anyone answered" + run.describe()
+
+    run.press_on_dialog(["1"], [API_KEY_QUESTION])
+    resume = run.wait_event("resume", seconds=60)
+    assert resume["payload"]["by"] == "human", run.describe()
     run.wait(lambda: fake_model.main_requests(), 120, "a model request made with the API key")
     assert "x-api-key" in fake_model.main_requests()[0].headers, run.describe()
-    rules = {d.get("rule") for d in answered(run)}
-    assert "e2e-use-the-test-api-key" in rules, run.describe()
     ended = run.wait_event("run_ended", seconds=120)
     assert ended["payload"]["outcome"] == "finished", run.describe()
-    assert not run.events("pause"), run.describe()
+    assert fake_model.user_texts() == ["say hello"], f"the model received {fake_model.user_texts()!r}" + run.describe()
 
 
 @pytest.mark.parametrize("agent", agents_for("auth"))

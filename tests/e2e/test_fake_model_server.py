@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from tests.e2e.fake_model_server import DEFAULT_TEXT, FakeModelServer, Turn
+from tests.e2e.fake_model_server import DEFAULT_TEXT, FakeModelServer, Turn, user_texts_of
 from tests.helpers import retry_until
 
 BASH_TOOL = {"name": "Bash", "description": "run a command",
@@ -303,3 +303,27 @@ def test_chat_tool_arguments_follow_the_offered_schema(fake: FakeModelServer) ->
     call = json.loads(data)["choices"][0]["message"]["tool_calls"][0]["function"]
     assert call["name"] == "write" and json.loads(call["arguments"]) == {"filePath": "/w/notes.md", "content": "hi"}
     assert fake.user_texts() == ["write notes"]
+
+
+def test_user_texts_leave_out_what_agents_add_by_themselves() -> None:
+    """What a person typed, without aider's example exchanges and appended format rules, or Claude
+    Code's note after a declined tool use: the e2e tests compare it with what they typed."""
+    aider = {"messages": [
+        {"role": "system", "content": "Act as an expert software developer."},
+        {"role": "user", "content": "Change get_factorial() to use math.factorial"},
+        {"role": "assistant", "content": "To make this change..."},
+        {"role": "user", "content": "I switched to a new code base. Please don't consider the above files."},
+        {"role": "assistant", "content": "Ok."},
+        {"role": "user", "content": "I am not sharing any files that you can edit yet."},
+        {"role": "assistant", "content": "Ok."},
+        {"role": "user", "content": "create the file hello.txt"},
+        {"role": "assistant", "content": "I will create the file."},
+        {"role": "user", "content": "clean up\n\n# *SEARCH/REPLACE block* Rules:\n\n" + "x" * 3000},
+    ]}
+    assert user_texts_of("chat", aider) == ["create the file hello.txt", "clean up"]
+    claude = {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "clean up the repository"}]},
+        {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}]},
+        {"role": "user", "content": [{"type": "text", "text": "1clean up again"}]},
+    ]}
+    assert user_texts_of("anthropic", claude) == ["clean up the repository", "1clean up again"]

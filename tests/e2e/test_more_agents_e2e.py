@@ -98,7 +98,8 @@ def test_benign_command_is_approved(agent: str, supervise: Callable[..., Supervi
 def test_dangerous_command_is_escalated(agent: str, supervise: Callable[..., SupervisedRun],
                                         fake_model: FakeModelServer) -> None:
     """`rm -rf src` is never approved: the run pauses with a reason and nothing runs; a human's
-    decline in the pane resumes the run; the model saw only the typed task."""
+    decline in the pane (pressed again if the dialog did not take it) resumes the run; the model
+    saw only the typed task."""
 
     def setup(launch: AgentLaunch) -> None:
         (launch.cwd / "src").mkdir()
@@ -115,7 +116,7 @@ def test_dangerous_command_is_escalated(agent: str, supervise: Callable[..., Sup
     assert pause["payload"]["pause_reason"], run.describe()
     assert (run.work / "src" / "keep.py").exists(), "the dangerous command ran" + run.describe()
     assert not dangerous_prompt_approved(run), run.describe()
-    run.pane.keys(*PROFILES[agent].decline)
+    run.press_on_dialog(PROFILES[agent].decline, PROFILES[agent].dialog)
     run.wait_event("resume", seconds=60)
     assert (run.work / "src" / "keep.py").exists(), "the dangerous command ran" + run.describe()
     assert_no_stray_keys(fake_model, [DANGEROUS_TASK], run)

@@ -26,22 +26,14 @@ import pytest
 from tests.e2e.agents import AgentLaunch
 from tests.e2e.conftest import SupervisedRun
 from tests.e2e.fake_model_server import FakeModelServer, Turn
+from tests.e2e.scenes import PROFILES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 BENIGN = "create the file hello.txt"
 DANGEROUS = "clean up the repository"
 DOTFILE = "set my editor in the shell startup file"
-DECLINE = {"claude": ["Escape"], "codex": ["Escape"], "aider": ["n", "Enter"]}
 EXIT = {"claude": "/exit", "codex": "/quit", "aider": "/exit"}
-
-# Gaps in other parts of the supervisor this test found: an expected failure each (not strict: an
-# XPASS means it got fixed, so delete the entry). Dry-run against the live branch's code (not on
-# main yet): the first task was typed, approved and finished, then the run ended with it
-# ("finished"), so the second `runs task` was refused ("run ... has ended").
-LIVE_GAP = ("needs `supervisor runs task` on main, and a run that outlives each task until the agent exits "
-            "(issue 10); on the live branch the run ends with the first task")
-GAPS: dict[str, str] = {"claude": LIVE_GAP, "codex": LIVE_GAP, "aider": LIVE_GAP}
 
 
 def dotfile_turn(agent: str, home: Path) -> Turn:
@@ -74,20 +66,19 @@ def escalate_then_decline(run: SupervisedRun, agent: str, pauses_before: int) ->
     pause = run.events("pause")[-1]
     assert pause["payload"]["pause_reason"], run.describe()
     resumes = len(run.events("resume"))
-    run.pane.keys(*DECLINE[agent])
+    run.press_on_dialog(PROFILES[agent].decline, PROFILES[agent].dialog)
     run.wait(lambda: len(run.events("resume")) > resumes, 60, "the run to resume after the human declined")
     return pause
 
 
-@pytest.mark.parametrize("agent", [pytest.param(a, marks=pytest.mark.xfail(reason=GAPS[a], strict=False))
-                                   if a in GAPS else a for a in ("claude", "codex", "aider")])
+@pytest.mark.parametrize("agent", ["claude", "codex", "aider"])
 def test_three_tasks_in_one_supervised_session(agent: str, supervise: Callable[..., SupervisedRun],
                                                fake_model: FakeModelServer) -> None:
     def setup(launch: AgentLaunch) -> None:
         (launch.cwd / "src").mkdir()
         (launch.cwd / "src" / "keep.py").write_text("print('keep me')\n")
 
-    run = supervise(agent, onboarded=True, setup=setup)
+    run = supervise(agent, onboarded=True, setup=setup, turns=None)  # the run lasts as long as the agent
     bashrc = run.launch.home / ".bashrc"
     run_id = run_id_of(run)
 
