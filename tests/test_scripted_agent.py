@@ -5,6 +5,7 @@ counted."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,31 @@ def test_input_box_takes_pasted_lines_and_flags_answer_keys(surface: TmuxSurface
     retry_until(lambda: any(r["event"] == "end" for r in read_record(rec)), 20, message="the end")
     why = [s["why"] for s in stray_keys(rec)]
     assert why == ["an answer key submitted into the input box", "left unsubmitted in the input box"], why
+
+
+def test_steps_with_until_last_until_their_file_appears(surface: TmuxSurface, tmp_path: Path) -> None:
+    """A spinner, a hung spinner and a blocker with ``until`` stay on screen however long it takes
+    (a test opens them once its supervisor has seen them); ``seconds`` is then only a ceiling."""
+    gates = {name: tmp_path / name for name in ("work", "hang", "blocker")}
+    script = write_script(tmp_path, [
+        {"spinner": {"until": str(gates["work"]), "verb": "Reading files"}},
+        {"spinner": {"until": str(gates["hang"]), "animate": False, "verb": "Compiling"}},
+        {"blocker": {"kind": "auth", "until": str(gates["blocker"])}},
+        {"say": "Back to work."},
+        {"exit": {"code": 0}},
+    ])
+    rec = tmp_path / "rec.jsonl"
+    pane = surface.new_session("u", agent_command(script, rec), width=100, height=30, cwd=str(REPO)).pane_id
+    for name, shown in (("work", "Reading files"), ("hang", "Compiling"), ("blocker", "Please run /login")):
+        retry_until(lambda shown=shown: shown in _screen(surface, pane), 20, message=shown)
+        if name == "work":  # a spinner that goes on animating
+            seen = _screen(surface, pane)
+            retry_until(lambda seen=seen: _screen(surface, pane) != seen, 10, message="the spinner to animate")
+        time.sleep(1.2)  # longer than a step without ``until`` lasts: nothing but the file may end it
+        assert shown in _screen(surface, pane)
+        assert not any(r["event"] == "say" for r in read_record(rec))
+        gates[name].touch()
+    retry_until(lambda: any(r["event"] == "end" for r in read_record(rec)), 20, message="the end")
+    assert any(r["event"] == "say" and r["text"] == "Back to work." for r in read_record(rec))
+    assert stray_keys(rec) == [] and [r["until"] for r in read_record(rec) if r["event"] == "spinner"] == [
+        str(gates["work"]), str(gates["hang"])]

@@ -26,6 +26,8 @@ Script format (YAML)::
       - prompt: {id: p3, kind: bash, command: "make", ignore: 2}   # the first 2 answers do not take
       - quote: {kind: menu, then: spinner}      # a prompt quoted in agent output: never to be answered
       - blocker: {kind: auth, seconds: 2}
+      - spinner: {until: /tmp/t/worked}           # works until the file appears (``seconds``: a ceiling)
+      - blocker: {kind: auth, until: /tmp/t/ok}   # shown until the file appears, then clears by itself
       - idle: {id: task1, seconds: 5}  # the input box; a typed (or pasted) line + Enter is recorded
       - done: {seconds: 30}            # "Worked for Ns" + idle box; "/exit" exits
       - exit: {code: 0}

@@ -49,6 +49,18 @@ BLOCKERS = {
 }
 
 
+UNTIL_CEILING_S = 300.0
+"""How long a step with ``until`` (and no ``seconds``) waits for its file at most."""
+UNTIL_POLL_S = 0.05
+
+
+def _until(arg: dict[str, Any]) -> Path | None:
+    """A step's ``until``: a file whose appearance ends the step (a test's signal, sent when the
+    supervisor has done what the test waits for, so no step depends on how fast the machine is)."""
+    until = arg.get("until")
+    return Path(until) if until else None
+
+
 @dataclass
 class Option:
     label: str
@@ -212,18 +224,19 @@ class Agent:
 
     def step_spinner(self, arg: Any) -> None:
         arg = arg if isinstance(arg, dict) else {"seconds": float(arg)}
-        seconds = float(arg.get("seconds", 1.0))
+        until = _until(arg)
+        seconds = float(arg.get("seconds", UNTIL_CEILING_S if until else 1.0))
         verb = str(arg.get("verb", "Working" if self.style == "codex" else "Thinking"))
         start = time.time()
         frame = 0
-        self.record("spinner", seconds=seconds)
+        self.record("spinner", seconds=seconds, **({"until": str(until)} if until else {}))
         if arg.get("animate") is False:  # a hung agent: a busy screen and then silence
             self.set_title(True, 0)
             self._spin_frame(verb, 0, 0)
-            self.wait_quietly(seconds, "spinner")
+            self._wait_quietly_until(until, time.time() + seconds, "spinner")
             self._spin_end()
             return
-        while (elapsed := time.time() - start) < seconds:
+        while (elapsed := time.time() - start) < seconds and not (until and until.exists()):
             self.set_title(True, frame)
             self._spin_frame(verb, elapsed, frame)
             frame += 1
@@ -257,7 +270,17 @@ class Agent:
         self.emit([BLOCKERS.get(kind, BLOCKERS["auth"]), ""])
         self.record("blocker", kind=kind)
         self.set_title(False)
+        until = _until(arg)
+        if until is not None:  # it clears by itself (a token refreshed elsewhere) when the file appears
+            self.show_idle()
+            self._wait_quietly_until(until, time.time() + float(arg.get("seconds", UNTIL_CEILING_S)), "blocker")
+            return
         self.read_line(arg.get("id", "blocker"), arg.get("seconds"))
+
+    def _wait_quietly_until(self, until: Path | None, end: float, during: str) -> None:
+        """:meth:`wait_quietly` until ``end``, or until the file ``until`` exists."""
+        while (left := end - time.time()) > 0 and not (until and until.exists()):
+            self.wait_quietly(min(left, UNTIL_POLL_S) if until else left, during)
 
     def step_idle(self, arg: Any) -> None:
         self.set_title(False)

@@ -7,23 +7,30 @@ are driven by the candidate (the limited-rollout arm); a workflow run with a fai
 retry and a human review; eval runs, a blind compare of baseline against the candidate and a gate
 verdict; in the registry, the fast-timing policy promoted and the candidate on canary and limited
 rollout.
+
+Event-driven, so a saturated machine only makes it slower: the human answers an escalation when
+the supervisor journals it, types Enter once the supervisor journaled the typing, and each agent
+step the supervisor must see (work before a finish, a blocker, a hang) lasts until the journal
+shows it was seen (a signal file the step waits for). Durations are ceilings, never expectations.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from supervisor.models import Event
 from supervisor.policy import Policy, dump_policy
 from supervisor.runner import PaneRunner
 from supervisor.settings import Settings
@@ -33,14 +40,52 @@ from tests.helpers import retry_until
 from tests.live_helpers import LiveHarness, fast_policy, write_script
 
 HUMAN_WAIT_S = 1.5
-"""How long the fixture's human takes to answer an escalation."""
-HUMAN_TYPING_S = 1.5
-"""How long the fixture's human leaves a typed line in the agent's input box before Enter (the
-supervisor notices typing by seeing the box change, so it must have a look in between)."""
-WORK_S = 1.5
-"""The agent's last stretch of work before it finishes, in runs with no prompt to answer."""
-RUNS_END_WITHIN_S = 240
-"""Every run of the fixture ends within this (about 10 s on an idle machine)."""
+"""How long the fixture's human takes to answer an escalation (counted from its ``pause``)."""
+SEEN_WITHIN_S = 5.0
+"""After the human's keys the agent redraws and the supervisor looks again within this (about
+0.2 s on an idle machine; a ceiling for a saturated one)."""
+BLOCKER_CLEARS_AFTER_S = 1.5
+"""How long after its escalation the login run's blocker clears by itself."""
+RUNS_END_WITHIN_S = 300
+"""Every run of the fixture ends within this (about 15 s on an idle machine): a ceiling, not a timing."""
+
+Pred = Callable[[Event], bool]
+
+
+def busy(ev: Event) -> bool:
+    """The supervisor saw the agent work."""
+    return ev.kind == "observation" and ev.payload["observation"]["state"] == "busy"
+
+
+def paused(ev: Event) -> bool:
+    """The supervisor escalated."""
+    return ev.kind == "pause"
+
+
+def friction(kind: str) -> Pred:
+    return lambda ev: ev.kind == "friction" and ev.payload.get("kind") == kind
+
+
+@dataclass
+class Gate:
+    """A signal file a step of the agent waits for (its ``until``), created once the run's journal
+    shows ``when`` (after the run's previous gate opened), ``delay_s`` later. The agent works, hangs
+    or stays blocked until the supervisor has seen what the fixture needs it to see, however slow
+    the machine: no step of the fixture depends on a duration."""
+
+    name: str | None
+    """The file's name (``{script}.{name}``); None: a milestone the next gate waits for, no file."""
+    when: Pred
+    delay_s: float = 0.0
+
+
+@dataclass
+class Human:
+    """The fixture's human on one run: on each escalation, after ``HUMAN_WAIT_S``, looks at the
+    pane; when it shows ``sees`` (the question it is there to answer), presses ``keys``."""
+
+    sees: str
+    keys: list[str]
 
 
 @dataclass
@@ -54,6 +99,8 @@ class FilledHome:
     """Script name -> run id."""
     human_keys: dict[str, list[str]]
     """Script name -> the keys the fixture's human pressed on its escalation."""
+    human_waits: dict[str, float] = field(default_factory=dict)
+    """Script name -> seconds from the escalation's ``pause`` to the human's keys."""
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -71,6 +118,11 @@ def cautious_candidate(acting: Policy) -> Policy:
     return pol
 
 
+def work(gate: str) -> dict[str, Any]:
+    """A spinner that lasts until the supervisor has seen the agent work (a run finishes only after work)."""
+    return {"spinner": {"until": "{signals}/" + gate}}
+
+
 SCRIPTS: dict[str, dict[str, Any]] = {
     "shop": {"style": "claude", "steps": [
         {"prompt": {"id": "trust", "kind": "trust_files"}},
@@ -81,119 +133,182 @@ SCRIPTS: dict[str, dict[str, Any]] = {
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "push", "kind": "bash", "command": "git push --force origin main",
                     "description": "Force-push the fix", "on_decline": [{"say": "Not pushing."}]}},
-        {"spinner": {"seconds": 0.3}},
+        work("worked"),
         {"done": {}},
     ]},
     "cleanup": {"style": "aider", "steps": [
         {"prompt": {"id": "add", "kind": "yes_no", "question": "Add src/cleanup.py to the chat?"}},
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "rm", "kind": "yes_no", "question": "Run shell command?", "command": "rm -rf ~/"}},
-        {"spinner": {"seconds": 0.3}},
+        work("worked"),
         {"done": {}},
     ]},
     "sticky": {"style": "claude", "steps": [
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "make", "kind": "bash", "command": "make", "description": "Build", "ignore": 1}},
-        # long enough that a loaded machine still observes the prompt gone before it comes back
-        {"spinner": {"seconds": 3.0}},
+        # until the supervisor saw the prompt gone (the agent at work), so its return is a repeat
+        work("worked"),
         {"prompt": {"id": "make2", "kind": "bash", "command": "make", "description": "Build"}},
         {"spinner": {"seconds": 0.3}},
         {"done": {}},
     ]},
-    # Spinners before a finish last WORK_S: on a saturated machine the supervisor still sees the
-    # agent work (a run finishes only after work), however late its next look comes.
     "login": {"style": "claude", "steps": [
-        {"spinner": {"seconds": WORK_S}},
-        {"blocker": {"kind": "auth", "seconds": 1.5}},
-        {"spinner": {"seconds": 0.3}},
+        work("worked"),
+        {"blocker": {"kind": "auth", "until": "{signals}/cleared"}},
         # enough output after it that the cleared error scrolls out of what classify reads
         {"say": "\n".join(f"Re-authenticated; step {i} of 30 done." for i in range(1, 31))},
-        {"spinner": {"seconds": WORK_S}},
+        work("worked-again"),
         {"done": {}},
     ]},
     "ask": {"style": "claude", "steps": [
         {"say": "What should I do next?"},
         {"idle": {"id": "next"}},
-        {"spinner": {"seconds": WORK_S}},
+        work("worked"),
         {"done": {}},
     ]},
     "compile": {"style": "claude", "steps": [
-        {"spinner": {"seconds": 0.3}},
-        {"spinner": {"seconds": 3.0, "animate": False, "verb": "Compiling"}},
+        work("worked"),
+        # a hung agent: a busy screen, then silence until the supervisor escalated the stall
+        {"spinner": {"until": "{signals}/unhung", "animate": False, "verb": "Compiling"}},
         {"done": {}},
     ]},
 }
-HUMAN_ANSWERS = {"shop": ["3"], "cleanup": ["n", "Enter"], "rollout-a": ["1"], "compile": None, "login": None}
-"""The fixture's human: keys pressed on each script's escalation (None: lets it clear by itself)."""
 ROLLOUT_SCRIPTS = {  # the candidate's arm of the limited rollout
     "rollout-a": {"style": "claude", "steps": [
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "lint", "kind": "bash", "command": "npm run lint", "description": "Lint"}},
-        {"spinner": {"seconds": WORK_S}},
+        work("worked"),
         {"done": {}},
     ]},
     "rollout-b": {"style": "aider", "steps": [
         {"prompt": {"id": "add", "kind": "yes_no", "question": "Add README.md to the chat?"}},
-        {"spinner": {"seconds": WORK_S}},
+        work("worked"),
         {"done": {}},
     ]},
     "rollout-c": {"style": "claude", "steps": [
         {"say": "Reading the docs."},
-        {"spinner": {"seconds": WORK_S}},
+        work("worked"),
         {"done": {}},
     ]},
 }
+GATES: dict[str, list[Gate]] = {  # each after the one before it
+    "shop": [Gate(None, paused), Gate("worked", busy)],  # busy after the escalation: the human's answer took
+    "cleanup": [Gate(None, paused), Gate("worked", busy)],
+    "sticky": [Gate(None, friction("answer_not_taken")), Gate("worked", busy)],  # busy once the retry took
+    "login": [Gate("worked", busy), Gate("cleared", paused, BLOCKER_CLEARS_AFTER_S), Gate("worked-again", busy)],
+    "ask": [Gate("worked", busy)],  # the human's line is the run's first work
+    "compile": [Gate("worked", busy), Gate("unhung", paused)],
+    "rollout-a": [Gate(None, paused), Gate("worked", busy)],
+    "rollout-b": [Gate("worked", busy)],
+    "rollout-c": [Gate("worked", busy)],
+}
+HUMANS = {"shop": Human("git push --force", ["3"]), "cleanup": Human("rm -rf ~/", ["n", "Enter"]),
+          "rollout-a": Human("npm run lint", ["1"])}
+"""The fixture's human on the escalations it answers (the others clear by themselves)."""
+TYPED = "please lint"
+"""What the fixture's human types into the ``ask`` run's input box; Enter follows once the
+supervisor journaled the typing (``human_keystrokes``)."""
 
 
-def _tmux(socket: str, *args: str) -> None:
-    subprocess.run(["tmux", "-L", socket, *args], check=True, capture_output=True)
+def _tmux(socket: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-L", socket, *args], check=True, capture_output=True, text=True).stdout
 
 
-def _supervise(socket: str, home: Path, tmp: Path, scripts: dict[str, dict[str, Any]], policy: Policy,
-               shadows: list[Policy], run_ids: dict[str, str], human_keys: dict[str, list[str]]) -> None:
-    """Run ``scripts`` under one supervisor until every run ended, playing the human."""
-    h = LiveHarness(socket, home, policy=policy, shadows=shadows)
-    runners: dict[str, PaneRunner] = {}
-    timers: list[threading.Timer] = []
+class Conductor:
+    """Plays the human and opens the agents' gates from the supervisor's journal hook (called as
+    each event is journaled, on the supervisor's thread: it only starts timers and touches files)."""
 
-    def on_journal(runner: PaneRunner, ev: Any) -> None:
-        name = next((n for n, r in runners.items() if r is runner), None)
+    def __init__(self, socket: str, signals: Path, home: FilledHome) -> None:
+        self.socket, self.signals, self.home = socket, signals, home
+        self.names: dict[str, str] = {}
+        """run id -> script name."""
+        self.next_gate: dict[str, int] = {}
+        self.waiting: set[str] = set()
+        """Scripts whose last gate opens after a delay (the next one waits for it)."""
+        self.timers: list[threading.Timer] = []
+        self.lock = threading.Lock()
+
+    def later(self, seconds: float, fn: Callable[..., Any], *args: Any) -> None:
+        t = threading.Timer(seconds, fn, args=args)
+        self.timers.append(t)
+        t.start()
+
+    def open(self, name: str, gate: Gate) -> None:
+        if gate.name is not None:
+            (self.signals / f"{name}.{gate.name}").touch()
+        with self.lock:
+            self.waiting.discard(name)
+
+    def on_journal(self, runner: PaneRunner, ev: Event) -> None:
+        name = self.names.get(runner.run_id)
         if name is None:
             return
-        if ev.kind == "pause" and HUMAN_ANSWERS.get(name) and name not in human_keys:
-            keys = HUMAN_ANSWERS[name] or []
-            human_keys[name] = keys
-            t = threading.Timer(HUMAN_WAIT_S, _tmux, args=(socket, "send-keys", "-t", runner.pane_id, *keys))
-            timers.append(t)
-            t.start()
-        if (name == "ask" and ev.kind == "observation" and "human_typed" not in human_keys
+        gates = GATES.get(name, [])
+        i = self.next_gate.get(name, 0)
+        with self.lock:
+            blocked = name in self.waiting
+        if i < len(gates) and not blocked and gates[i].when(ev):
+            self.next_gate[name] = i + 1
+            if gates[i].delay_s:
+                with self.lock:
+                    self.waiting.add(name)
+                self.later(gates[i].delay_s, self.open, name, gates[i])
+            else:
+                self.open(name, gates[i])
+        if ev.kind == "pause" and name in HUMANS and name not in self.home.human_keys:
+            self.later(HUMAN_WAIT_S, self.answer, name, runner.pane_id, ev.at)
+        if (name == "ask" and ev.kind == "observation" and "human_typed" not in self.home.human_keys
                 and "What should I do next?" in ev.payload["screen"]["text"]
                 and ev.payload["observation"]["state"] == "idle"):
-            human_keys["human_typed"] = ["please lint", "Enter"]
-            t = threading.Timer(0.3, lambda: (_tmux(socket, "send-keys", "-t", runner.pane_id, "-l", "please lint"),
-                                              time.sleep(HUMAN_TYPING_S),
-                                              _tmux(socket, "send-keys", "-t", runner.pane_id, "Enter")))
-            timers.append(t)
-            t.start()
+            self.home.human_keys["human_typed"] = [TYPED]
+            self.later(0.0, _tmux, self.socket, "send-keys", "-t", runner.pane_id, "-l", TYPED)
+        if name == "ask" and friction("human_keystrokes")(ev) and "human_typed" in self.home.human_keys:
+            self.home.human_keys["human_typed"].append("Enter")
+            self.later(0.0, _tmux, self.socket, "send-keys", "-t", runner.pane_id, "Enter")
 
-    h.sup.on_journal = on_journal
+    def answer(self, name: str, pane_id: str, paused_at: float) -> None:
+        """The human looks at the pane: the question it answers, or another escalation (left alone)."""
+        human = HUMANS[name]
+        if name in self.home.human_keys or human.sees not in _tmux(self.socket, "capture-pane", "-p", "-t", pane_id):
+            return
+        self.home.human_keys[name] = human.keys
+        self.home.human_waits[name] = time.time() - paused_at
+        _tmux(self.socket, "send-keys", "-t", pane_id, *human.keys)
+
+    def cancel(self) -> None:
+        for t in self.timers:
+            t.cancel()
+
+
+def _supervise(socket: str, tmp: Path, scripts: dict[str, dict[str, Any]], policy: Policy,
+               shadows: list[Policy], home: FilledHome) -> None:
+    """Run ``scripts`` under one supervisor until every run ended, playing the human."""
+    h = LiveHarness(socket, home.settings.home, policy=policy, shadows=shadows)
+    signals = tmp / "signals"
+    signals.mkdir(exist_ok=True)
+    conductor = Conductor(socket, signals, home)
+    runners: dict[str, PaneRunner] = {}
+    h.sup.on_journal = conductor.on_journal
     try:
         panes = {}
         for name, script in scripts.items():
-            path = write_script(tmp, script["steps"], style=script["style"], name=name)
+            steps = json.loads(json.dumps(script["steps"]).replace("{signals}/", f"{signals}/{name}."))
+            path = write_script(tmp, steps, style=script["style"], name=name)
             panes[name] = h.start_agent(path, tmp / f"{name}.rec.jsonl", session=name)
         for name, pane in panes.items():
-            runners[name] = h.sup.add_pane(pane)
+            runner = h.sup.add_pane(pane)
+            runners[name] = runner
+            conductor.names[runner.run_id] = name
         h.start()
         retry_until(lambda: all(r.done for r in runners.values()), RUNS_END_WITHIN_S,
                     message=lambda: "every run to end: " + ", ".join(
                         f"{n}={r.outcome or 'running'} (last screen {r.last_obs.state if r.last_obs else '-'}"
-                        f"{', paused' if r.state.paused else ''})" for n, r in runners.items()))
+                        f"{', paused' if r.state.paused else ''}, gates open "
+                        f"{conductor.next_gate.get(n, 0)}/{len(GATES.get(n, []))})" for n, r in runners.items()))
     finally:
-        for t in timers:
-            t.cancel()
+        conductor.cancel()
         h.stop()
-    run_ids.update({n: r.run_id for n, r in runners.items()})
+    home.run_ids.update({n: r.run_id for n, r in runners.items()})
 
 
 @pytest.fixture(scope="session")
@@ -205,14 +320,15 @@ def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilledHome
 
     root = tmp_path_factory.mktemp("filled")
     settings = Settings(home=root / "home").ensure()
-    policy = fast_policy(stall_timeout_s=1.2, confirm_timeout_s=0.8, human_quiet_s=2.0)
+    # Timers far above how long anything takes on a saturated machine: an answer that is slow to
+    # take must not count as not taken (the retry would reach the agent as a stray key).
+    policy = fast_policy(stall_timeout_s=2.5, confirm_timeout_s=4.0, human_quiet_s=2.0)
     policy.budgets.max_stalls = 1
     policy.budgets.cooldown_s = 0.3
     candidate = cautious_candidate(policy)
     candidate_path = root / "cautious-candidate.yaml"
     candidate_path.write_text(dump_policy(candidate), encoding="utf-8")
-    run_ids: dict[str, str] = {}
-    human_keys: dict[str, list[str]] = {}
+    home = FilledHome(settings, candidate, candidate_path, {}, {})
     socket = f"svfill-{uuid.uuid4().hex[:8]}"
     # The registry as a team would have it: the fast-timing policy promoted (forced: no gate ran
     # for it), the candidate on shadow canary and on a limited rollout against it.
@@ -221,10 +337,10 @@ def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilledHome
     start_canary(settings, "cautious-candidate", candidate, by="fixture")
     start_limited(settings, "cautious-candidate", candidate, 0.3, by="fixture")
     try:
-        _supervise(socket, settings.home, root, SCRIPTS, policy, [candidate], run_ids, human_keys)
-        _supervise(socket, settings.home, root, ROLLOUT_SCRIPTS, candidate, [], run_ids, human_keys)
-        wf = run_workflow_demo(settings.with_overrides(socket=socket), timeout_s=60)
-        run_ids["workflow"] = wf["run_id"]
+        _supervise(socket, root, SCRIPTS, policy, [candidate], home)
+        _supervise(socket, root, ROLLOUT_SCRIPTS, candidate, [], home)
+        wf = run_workflow_demo(settings.with_overrides(socket=socket), timeout_s=RUNS_END_WITHIN_S)
+        home.run_ids["workflow"] = wf["run_id"]
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     sync(settings)
@@ -237,4 +353,4 @@ def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilledHome
     gate_cfg["expanded"]["variants_per_case"] = 1
     (root / "gate.yaml").write_text(yaml.safe_dump(gate_cfg), encoding="utf-8")
     gate_candidate(str(candidate_path), gate_file=root / "gate.yaml", settings=settings, reports_dir=reports)
-    yield FilledHome(settings, candidate, candidate_path, run_ids, human_keys)
+    yield home

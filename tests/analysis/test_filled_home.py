@@ -8,7 +8,7 @@ import pytest
 
 from supervisor import analysis
 from supervisor.warehouse import open_warehouse
-from tests.analysis.conftest import HUMAN_WAIT_S, FilledHome
+from tests.analysis.conftest import HUMAN_WAIT_S, SEEN_WITHIN_S, FilledHome
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,12 @@ def test_the_filled_warehouse_has_every_kind_of_friction(filled_home: FilledHome
     assert sorted(by_human["human_keys"].to_list()) == sorted(['["3"]', '["n","Enter"]'])
     assert all(s.startswith("No") for s in by_human["selected"])
     assert esc.filter(esc["pattern"] == "blocker:auth")["ended_by"].to_list() == ["blocker_cleared"]
-    assert all(HUMAN_WAIT_S - 0.1 <= s <= HUMAN_WAIT_S + 1.0 for s in by_human["seconds_lost"]), by_human
+    # the wait is what the human took (counted from the pause), plus the agent's redraw and the supervisor's look
+    waits = filled_home.human_waits
+    assert waits["shop"] >= HUMAN_WAIT_S and waits["cleanup"] >= HUMAN_WAIT_S
+    for pattern, name in (("git-push-force", "shop"), ("rm-recursive", "cleanup")):
+        (lost,) = by_human.filter(by_human["pattern"] == pattern)["seconds_lost"]
+        assert waits[name] - 0.05 <= lost <= waits[name] + SEEN_WITHIN_S, (pattern, lost, waits[name])
     assert runs.height == len(filled_home.run_ids) == 10
     assert set(runs["outcome"]) == {"finished"}, runs.select(["run_id", "agent", "outcome"])
     assert shadows > 0 and evals >= 2 and compares >= 1 and gates == 1  # the gate runs its own evals and compare

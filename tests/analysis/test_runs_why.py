@@ -17,7 +17,7 @@ from supervisor.journal import Journal
 from supervisor.runref import resolve_run_id
 from supervisor.settings import Settings
 from supervisor.warehouse import open_warehouse, sync
-from tests.analysis.conftest import HUMAN_WAIT_S, FilledHome
+from tests.analysis.conftest import HUMAN_WAIT_S, SEEN_WITHIN_S, FilledHome
 
 
 def _journal(folder: Path, run_id: str, at: float) -> None:
@@ -68,7 +68,8 @@ def test_why_explains_an_escalation_and_what_the_human_did(filled_home: FilledHo
     assert x["classification"]["prompt"]["risk"]["matched"] == ["git-push-force"]
     assert x["escalation"]["ended_by"] == "human" and x["escalation"]["human_keys"] == ["3"]
     assert x["escalation"]["selected"].startswith("No")
-    assert HUMAN_WAIT_S - 0.1 <= x["escalation"]["seconds_lost"] <= HUMAN_WAIT_S + 1.0
+    waited = filled_home.human_waits["shop"]
+    assert waited >= HUMAN_WAIT_S and waited - 0.05 <= x["escalation"]["seconds_lost"] <= waited + SEEN_WITHIN_S
     assert [h["kind"] for h in x["next"]][:2] == ["pause", "friction"]
     assert x["shadows"] and x["shadows"][0]["shadow_policy_id"] == filled_home.candidate.policy_id
 
