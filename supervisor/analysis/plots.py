@@ -228,6 +228,7 @@ def plot_top_prompts(df: pl.DataFrame) -> Figure:
     ax.invert_yaxis()
     _integer_ticks(ax.xaxis)
     ax.set_xlabel("decisions on the prompt (count)")
+    ax.set_ylabel("agent: prompt")
     ax.set_title(title)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
@@ -306,6 +307,7 @@ def plot_run_timeline(states: pl.DataFrame, events: pl.DataFrame, *, title: str 
     ax.set_yticks([y[lane] for lane in LANES], [LANE_LABELS[lane] for lane in LANES])
     ax.set_ylim(-0.7, len(LANES) - 0.3)
     ax.set_xlabel("time since the run started (seconds)")
+    ax.set_ylabel("lane")
     ax.set_title(title)
     ax.grid(axis="x", color="#e0e0e0")
     ax.legend(title="pane state", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -381,6 +383,7 @@ def plot_win_rates(df: pl.DataFrame, *, title: str = "Blind compares: candidate 
     ax.set_xlim(0, 1.0)
     _percent(ax)
     ax.set_xlabel("candidate wins among decided pairs (%, with 95% interval)")
+    ax.set_ylabel("candidate vs baseline · compare")
     ax.set_title(title)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
@@ -480,6 +483,7 @@ def plot_rollout_arms(df: pl.DataFrame, *, title: str = "Limited rollout: runs p
             ax.plot([i + (j - (len(vals) - 1) / 2) * 0.05 for j in range(len(vals))], vals, "o",
                     color=ARM_COLORS[i % len(ARM_COLORS)], markersize=4)
         ax.set_xticks(range(len(arms)), [f"{a}\n({df.filter(pl.col('arm') == a).height} runs)" for a in arms])
+        ax.set_xlabel("arm")
         ax.set_ylabel(label)
         if integer:
             _integer_ticks(ax.yaxis)

@@ -1,6 +1,7 @@
 """`supervisor report ...` on the warehouse of real supervised runs: markdown that links every
-plot it wrote, and plots whose pixels are not all one colour; a missing `analysis` extra is one
-line naming it."""
+plot it wrote, plots whose pixels are not all one colour (as the notebooks' are checked), whose
+axes say what they measure and in which unit, with integer ticks for counts, and an explicit
+"no data" plot when there is nothing; a missing `analysis` extra is one line naming it."""
 
 from __future__ import annotations
 
@@ -8,15 +9,58 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from supervisor.analysis import plots
 from supervisor.cli import main
 from tests.analysis.conftest import FilledHome
 from tests.analysis.test_notebooks import varied
 
 pytestmark = pytest.mark.slow
+Figures = list[tuple[str, list[str]]]
+"""Each figure a report saved (its file name) and what is wrong with it."""
+
+
+@pytest.fixture(autouse=True)
+def figures(monkeypatch: pytest.MonkeyPatch) -> Figures:
+    """Each figure a report saves, with what is wrong with it (checked before it is written)."""
+    seen: Figures = []
+    save = plots.save_png
+
+    def checked(fig: Any, path: Path, dpi: int = 100) -> Path:
+        seen.append((path.name, figure_problems(fig)))
+        return save(fig, path, dpi)
+
+    monkeypatch.setattr(plots, "save_png", checked)
+    return seen
+
+
+def figure_problems(fig: Any) -> list[str]:
+    """A plot names what each axis measures, with the unit of every quantity (``(seconds)``,
+    ``(count)``, ``(%...)``, ``(UTC...)``); counts have integer ticks; an empty plot says "no data"."""
+    from matplotlib.category import StrCategoryLocator
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    problems = []
+    for ax in fig.axes:
+        if not ax.axison:
+            if not any(t.get_text().startswith("no data") for t in ax.texts):
+                problems.append(f"an axes without axis lines and no 'no data' text: {ax.get_title()!r}")
+            continue
+        for name, axis, label in (("x", ax.xaxis, ax.get_xlabel()), ("y", ax.yaxis, ax.get_ylabel())):
+            # not categories (labelled ticks, a bar per name) nor dates
+            quantity = not isinstance(axis.get_major_locator(), FixedLocator | StrCategoryLocator)
+            if not label:
+                problems.append(f"{ax.get_title()!r}: no {name} label")
+            elif quantity and not re.search(r"\((seconds|s|count|%[^)]*)\)", label):
+                problems.append(f"{ax.get_title()!r}: {name} label {label!r} has no unit")
+            locator = axis.get_major_locator()
+            if "(count)" in label and not (isinstance(locator, MaxNLocator) and locator._integer):
+                problems.append(f"{ax.get_title()!r}: counts on {name} without integer ticks")
+    return problems
 
 
 def invoke(home: FilledHome, *args: str) -> tuple[int, str, str]:
@@ -24,22 +68,24 @@ def invoke(home: FilledHome, *args: str) -> tuple[int, str, str]:
     return res.exit_code, res.stdout, res.stderr
 
 
-def check_report(out: Path, stdout: str, min_images: int) -> str:
+def check_report(out: Path, stdout: str, min_images: int, figures: Figures) -> str:
     md = Path(re.search(r"report: (\S+report\.md)", stdout).group(1))  # type: ignore[union-attr]
     assert md.is_relative_to(out)
     text = md.read_text()
     linked = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text)
     assert len(linked) >= min_images
+    assert sorted(linked) == sorted(name for name, _ in figures)  # every figure went through the check
+    assert not [f for f in figures if f[1]], [f for f in figures if f[1]]
     for name in linked:
         png = (md.parent / name).read_bytes()
         assert png.startswith(b"\x89PNG") and varied(png), name
     return text
 
 
-def test_report_friction(filled_home: FilledHome, tmp_path: Path) -> None:
+def test_report_friction(filled_home: FilledHome, tmp_path: Path, figures: Figures) -> None:
     code, out, err = invoke(filled_home, "report", "friction", "--out", str(tmp_path))
     assert code == 0, err
-    text = check_report(tmp_path, out, 7)
+    text = check_report(tmp_path, out, 7, figures)
     assert "## Escalations" in text and "git-push-force" in text and "| human " in text
     assert re.search(r"\d+ runs, \d+ friction occurrences, [\d.]+ s lost", text)
 
@@ -51,20 +97,20 @@ def test_report_friction_json(filled_home: FilledHome) -> None:
     assert kinds["escalation"]["events"] >= 5 and kinds["escalation"]["seconds_lost"] > 5
 
 
-def test_report_run(filled_home: FilledHome, tmp_path: Path) -> None:
+def test_report_run(filled_home: FilledHome, tmp_path: Path, figures: Figures) -> None:
     rid = filled_home.run_ids["shop"]
     code, out, err = invoke(filled_home, "report", "run", rid[:14], "--out", str(tmp_path))
     assert code == 0, err
-    text = check_report(tmp_path, out, 1)
+    text = check_report(tmp_path, out, 1, figures)
     assert f"# Run {rid}" in text and "git-push-force" in text and "| human " in text
     assert "approve-tools-and-edits" in text  # the decisions that acted
 
 
-def test_report_candidate(filled_home: FilledHome, tmp_path: Path) -> None:
+def test_report_candidate(filled_home: FilledHome, tmp_path: Path, figures: Figures) -> None:
     code, out, err = invoke(filled_home, "report", "candidate", filled_home.candidate.policy_id[:10],
                             "--out", str(tmp_path))
     assert code == 0, err
-    text = check_report(tmp_path, out, 5)
+    text = check_report(tmp_path, out, 5, figures)
     assert "# Candidate cautious-candidate" in text
     assert "Latest verdict: **REJECT**" in text and "| pass_rate " in text  # the gate's reasons
     assert re.search(r"\| candidate \| claude\s+\| 45\s+\| 19 ", text)  # per-suite pass rates
@@ -73,22 +119,22 @@ def test_report_candidate(filled_home: FilledHome, tmp_path: Path) -> None:
     assert "Judged per metric" in text and "| completion " in text  # the limited rollout, per metric
 
 
-def test_report_evals(filled_home: FilledHome, tmp_path: Path) -> None:
+def test_report_evals(filled_home: FilledHome, tmp_path: Path, figures: Figures) -> None:
     code, out, err = invoke(filled_home, "report", "evals", "--out", str(tmp_path))
     assert code == 0, err
-    text = check_report(tmp_path, out, 2)
+    text = check_report(tmp_path, out, 2, figures)
     assert re.search(r"\d+ eval runs and \d+ compares", text) and "cautious-candidate" in text
     assert "## Gate verdicts" in text and "REJECT" in text
     assert "| promote " in text and "| limited " in text  # the registry's history
 
 
-def test_reports_on_an_empty_warehouse_say_no_data(tmp_path: Path) -> None:
+def test_reports_on_an_empty_warehouse_say_no_data(tmp_path: Path, figures: Figures) -> None:
     from supervisor.settings import Settings
 
     home = FilledHome(Settings(home=tmp_path / "empty").ensure(), None, tmp_path, {}, {})  # type: ignore[arg-type]
     code, out, err = invoke(home, "report", "evals", "--out", str(tmp_path / "out"))
     assert code == 0, err
-    check_report(tmp_path / "out", out, 2)  # explicit "no data" images: still not blank
+    check_report(tmp_path / "out", out, 2, figures)  # explicit "no data" images: still not blank
     code, out, err = invoke(home, "report", "candidate", "nope", "--out", str(tmp_path / "out"))
     assert code == 2 and "no policy 'nope'" in err
 
