@@ -20,8 +20,8 @@ from tests.analysis.conftest import FilledHome
 from tests.analysis.test_notebooks import varied
 
 pytestmark = pytest.mark.slow
-Figures = list[tuple[str, list[str]]]
-"""Each figure a report saved (its file name) and what is wrong with it."""
+Figures = list[tuple[str, list[str], bool]]
+"""Each figure a report saved: its file name, what is wrong with it, whether it says "no data"."""
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,7 @@ def figures(monkeypatch: pytest.MonkeyPatch) -> Figures:
     save = plots.save_png
 
     def checked(fig: Any, path: Path, dpi: int = 100) -> Path:
-        seen.append((path.name, figure_problems(fig)))
+        seen.append((path.name, figure_problems(fig), all(not ax.axison for ax in fig.axes)))
         return save(fig, path, dpi)
 
     monkeypatch.setattr(plots, "save_png", checked)
@@ -74,7 +74,7 @@ def check_report(out: Path, stdout: str, min_images: int, figures: Figures) -> s
     text = md.read_text()
     linked = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text)
     assert len(linked) >= min_images
-    assert sorted(linked) == sorted(name for name, _ in figures)  # every figure went through the check
+    assert sorted(linked) == sorted(f[0] for f in figures)  # every figure went through the check
     assert not [f for f in figures if f[1]], [f for f in figures if f[1]]
     for name in linked:
         png = (md.parent / name).read_bytes()
@@ -132,9 +132,12 @@ def test_reports_on_an_empty_warehouse_say_no_data(tmp_path: Path, figures: Figu
     from supervisor.settings import Settings
 
     home = FilledHome(Settings(home=tmp_path / "empty").ensure(), None, tmp_path, {}, {})  # type: ignore[arg-type]
-    code, out, err = invoke(home, "report", "evals", "--out", str(tmp_path / "out"))
-    assert code == 0, err
-    check_report(tmp_path / "out", out, 2, figures)  # explicit "no data" images: still not blank
+    for report, plots_written in (("evals", 2), ("friction", 7)):
+        figures.clear()
+        code, out, err = invoke(home, "report", report, "--out", str(tmp_path / report))
+        assert code == 0, err
+        check_report(tmp_path / report, out, plots_written, figures)  # explicit "no data" images: not blank
+        assert all(no_data for _, _, no_data in figures), figures
     code, out, err = invoke(home, "report", "candidate", "nope", "--out", str(tmp_path / "out"))
     assert code == 2 and "no policy 'nope'" in err
 
