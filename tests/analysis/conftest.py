@@ -343,6 +343,8 @@ def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilledHome
         home.run_ids["workflow"] = wf["run_id"]
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+        # tmux leaves the socket file behind
+        (Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}" / socket).unlink(missing_ok=True)
     sync(settings)
     reports = root / "eval-reports"
     eval_run("claude", "baseline", settings=settings, reports_dir=reports, episodes=False)
