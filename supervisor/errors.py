@@ -126,7 +126,7 @@ class WarehouseBusy(WarehouseLocked):
 
     def __init__(self, location: str, what: str, attempts: int) -> None:
         WarehouseError.__init__(
-            self, f"{what} into {location} conflicted with other writers {attempts} times in a row",
+            self, f"{what} into {location} lost to other writers' commits {attempts} times in a row",
             "other supervisors are writing at the same moment; journals keep every event and the next "
             "`supervisor warehouse sync` ingests them")
         self.path = location

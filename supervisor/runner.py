@@ -1236,12 +1236,23 @@ class WarehouseFeeder:
                 log.warning("warehouse skipped %d line(s) of %s that are not valid events (%s); "
                             "`supervisor warehouse stats` lists them", n, path, result.reasons.get(path, "?"))
 
+    STOP_WAIT_S = 120.0
+    """How long stopping waits for a sync in progress. A shared warehouse (DuckLake) under
+    contention can take many seconds (commit conflicts are retried for up to 90 s); a process that exits while
+    this thread is inside DuckDB is aborted (SIGABRT), so it waits, then skips the final sync."""
+
     def stop(self, *, final_sync: bool = True) -> None:
         self._stop.set()
         self._dirty.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
-        if final_sync:
+            if self._thread.is_alive():
+                log.info("waiting for the warehouse sync in progress to finish (up to %.0f s)", self.STOP_WAIT_S)
+                self._thread.join(timeout=self.STOP_WAIT_S - 10)
+        if self._thread.is_alive():
+            log.warning("the warehouse sync in progress did not finish; its events stay in the journals for the "
+                        "next `supervisor warehouse sync`")
+        elif final_sync:
             self.sync_once()
 
 

@@ -64,7 +64,8 @@ class Warehouse:
     def ingest(self, journals: Sequence[Path]) -> SyncReport:
         if self.read_only:
             raise WarehouseError("warehouse opened read-only cannot ingest", "open it with read_only=False")
-        return retry_conflicts(lambda: ingest_journals(self.con, list(journals)), what="ingesting journals",
+        report = SyncReport(journals=len(journals))  # kept across retries: committed chunks stay counted
+        return retry_conflicts(lambda: ingest_journals(self.con, list(journals), report), what="ingesting journals",
                                location=self.path)
 
     def ingest_dir(self, journals_dir: Path) -> SyncReport:

@@ -250,11 +250,14 @@ def is_conflict(exc: BaseException) -> bool:
     return False
 
 
-def retry_conflicts(work: Callable[[], T], *, what: str, location: WarehouseLocation, attempts: int = 12,
+def retry_conflicts(work: Callable[[], T], *, what: str, location: WarehouseLocation, patience_s: float = 90.0,
                     first_delay_s: float = 0.05, max_delay_s: float = 2.0) -> T:
-    """Run ``work`` until it commits without a conflict, backing off with jitter between tries;
-    after ``attempts`` conflicts, :class:`WarehouseBusy` (journals keep every event: the next sync
-    tries again). ``work`` must be safe to run again: it reads what is committed each time."""
+    """Run ``work`` until it commits without a conflict, backing off with jitter between tries.
+    A writer with a long backlog can lose many races in a row to writers committing small
+    transactions, so it keeps trying for ``patience_s`` seconds (not a number of tries); then
+    :class:`WarehouseBusy` (journals keep every event: the next sync tries again). ``work`` must
+    be safe to run again: it reads what is committed each time."""
+    started = time.monotonic()
     delay = first_delay_s
     attempt = 1
     while True:
@@ -263,9 +266,9 @@ def retry_conflicts(work: Callable[[], T], *, what: str, location: WarehouseLoca
         except duckdb.Error as exc:
             if not is_conflict(exc):
                 raise
-            if attempt >= attempts:
-                raise WarehouseBusy(str(location), what, attempts) from exc
-            log.info("%s: commit conflict with another writer (try %d of %d): %s", what, attempt, attempts,
+            if time.monotonic() - started >= patience_s:
+                raise WarehouseBusy(str(location), what, attempt) from exc
+            log.info("%s: commit conflict with another writer (try %d): %s", what, attempt,
                      str(exc).splitlines()[-1][:200])
         time.sleep(delay * (0.5 + random.random()))
         delay = min(delay * 2, max_delay_s)

@@ -389,12 +389,15 @@ class _JournalRead:
     restarted: bool
 
 
-def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
+def ingest_journals(con: Connection, journals: list[Path], report: SyncReport | None = None) -> SyncReport:
     """Ingest the new part of each journal file. Lines that are not events (bad JSON, hostile
     values such as ``"at": 1e300``) are skipped, recorded in ``ingest_rejects`` and reported;
-    the rest is ingested, so one bad line never stops the warehouse for every run."""
+    the rest is ingested, so one bad line never stops the warehouse for every run.
+
+    ``report``: add to it (a retry after a commit conflict keeps what the chunks committed
+    before the conflict inserted)."""
     t0 = time.perf_counter()
-    report = SyncReport(journals=len(journals))
+    report = report or SyncReport(journals=len(journals))
     state = _read_state(con, [str(p) for p in journals])
     reads: list[_JournalRead] = []
     for path in journals:
@@ -410,7 +413,7 @@ def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
         restarted = start == 0 and offset > 0
         if restarted:
             seen = 0
-        if torn:
+        if torn and key not in report.torn_tails:
             report.torn_tails.append(key)
         if restarted or torn or key not in state or seen + len(new_lines) != state[key][1]:
             reads.append(_JournalRead(key, new_lines, seen + 1, end, seen + len(new_lines), torn, restarted))
@@ -422,7 +425,7 @@ def ingest_journals(con: Connection, journals: list[Path]) -> SyncReport:
         chunk.append(read)
     if chunk:
         _ingest_chunk(con, chunk, report)
-    report.seconds = time.perf_counter() - t0
+    report.seconds += time.perf_counter() - t0
     return report
 
 
@@ -445,16 +448,16 @@ def _ingest_chunk(con: Connection, reads: list[_JournalRead], report: SyncReport
                           "line": [line for r in reads for line in r.lines]},
                          schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "line": pl.Utf8})
     loaded = _load_isolating(con, stage)
-    report.new_events += loaded.new_events
-    for rejected_path, _n, reason, _x in loaded.rejects:
-        report.bad_lines[rejected_path] = report.bad_lines.get(rejected_path, 0) + 1
-        report.reasons.setdefault(rejected_path, reason)
+    report.new_events += loaded.new_events  # committed: a retry of this chunk finds them there
     rejects = pl.DataFrame([(p, n, r, redact(x)) for p, n, r, x in loaded.rejects], orient="row",
                            schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "reason": pl.Utf8, "excerpt": pl.Utf8})
     states = pl.DataFrame([(r.key, r.end, r.lines_seen, r.torn, r.restarted) for r in reads], orient="row",
                           schema={"journal_path": pl.Utf8, "byte_offset": pl.Int64, "events": pl.Int64,
                                   "torn_tail": pl.Boolean, "restarted": pl.Boolean})
     _save_state(con, rejects, states)
+    for rejected_path, _n, reason, _x in loaded.rejects:  # counted once recorded (a retry finds them again)
+        report.bad_lines[rejected_path] = report.bad_lines.get(rejected_path, 0) + 1
+        report.reasons.setdefault(rejected_path, reason)
 
 
 def _save_state(con: Connection, rejects: pl.DataFrame, states: pl.DataFrame) -> None:

@@ -84,7 +84,8 @@ HOST = textwrap.dedent("""
     import sys
     from pathlib import Path
     from supervisor.settings import Settings, parse_warehouse
-    from supervisor.warehouse import sync
+    from supervisor.warehouse import ingest, sync
+    ingest.CHUNK_LINES = 10  # one journal per transaction: conflicts land between a sync's own commits
     s = Settings(home=Path(sys.argv[1]), warehouse_path=parse_warehouse(sys.argv[2]))
     total = 0
     for _ in range(int(sys.argv[3])):
@@ -109,7 +110,7 @@ def test_hosts_ingesting_the_same_journals_at_once_insert_each_event_once(
     assert all(p.returncode == 0 for p in procs), [e[-2000:] for _, e in outs]
     inserted = [int(o.strip()) for o, _ in outs]
     expected = 4 * (9 + 4 * 5)
-    assert sum(inserted) == expected  # between them they inserted each event once
+    assert sum(inserted) == expected  # between them they inserted (and reported) each event once
     with open_warehouse(lake, read_only=True) as wh:
         counts = wh.sql("SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM events").row(0)
         obs = wh.sql("SELECT count(*) AS n, count(DISTINCT observation_id) AS ids FROM observations").row(0)

@@ -1,6 +1,7 @@
 """A fleet: three supervisor processes (three simulated hosts, each with its own home and
 journals) supervise scripted agents at the same time and ingest into one DuckLake in a real
-PostgreSQL while a reader queries it. One host starts with a backlog of journals and is SIGKILLed in the
+PostgreSQL while a reader queries it. The policy they act under and the canary they carry are
+the ones a fourth host promoted and started in the shared catalog. One host starts with a backlog of journals and is SIGKILLed in the
 middle of ingesting it, then restarted: every journaled event must be in the warehouse exactly
 once, and no reader may ever see an event twice."""
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.policy import dump_policy
+from evals import registry
 from supervisor.settings import DuckLakeLocation, Settings
 from supervisor.warehouse import open_warehouse
 from tests.conftest import REPO
@@ -61,6 +62,7 @@ def _host(tmp: Path, name: str, lake: DuckLakeLocation, socket: str) -> dict[str
 
 
 def _start(tmp: Path, env: dict[str, str], tag: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """`supervisor run` with no --policy: the host takes the promoted policy and canary from the catalog."""
     script = write_script(tmp, [
         {"idle": {"id": "task"}},
         {"spinner": {"seconds": 0.3}},
@@ -72,8 +74,7 @@ def _start(tmp: Path, env: dict[str, str], tag: str) -> tuple[subprocess.Popen[b
     ], name=f"script-{tag}")
     record = tmp / f"agent-{tag}.jsonl"
     log = open(tmp / f"supervisor-{tag}.log", "ab")  # noqa: SIM115 - closed once the child has it
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor", "run", "--policy", str(tmp / "fast.yaml"),
-                             "--session", f"fleet-{tag}",
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor", "run", "--session", f"fleet-{tag}",
                              "--task", "fix the failing test", "--", *agent_command(script, record)],
                             env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     log.close()
@@ -110,9 +111,12 @@ def _wait(procs: list[subprocess.Popen[bytes]], tmp: Path, seconds: float = 240)
 
 def test_three_supervisors_share_one_ducklake_and_a_killed_one_loses_and_duplicates_nothing(
         tmp_path: Path, lake: DuckLakeLocation, tmux_socket: str) -> None:
-    (tmp_path / "fast.yaml").write_text(dump_policy(fast_policy()), encoding="utf-8")
+    fast, canary = fast_policy(), fast_policy(stall_timeout_s=1234.0)
+    admin = Settings(home=tmp_path / "admin", warehouse_path=lake).ensure()
     with open_warehouse(lake):
         pass  # the catalog exists before the reader starts
+    registry.promote(admin, "fast", fast, approved_by="lead", force=True, reason="fleet test: short timers")
+    registry.start_canary(admin, "slower-stall", canary, by="lead")
     hosts = [_host(tmp_path, f"host{i}", lake, tmux_socket) for i in range(3)]
     homes = [Path(env["SUPERVISOR_HOME"]) for env in hosts]
     backlog = Settings(home=homes[2])
@@ -149,6 +153,9 @@ def test_three_supervisors_share_one_ducklake_and_a_killed_one_loses_and_duplica
         stored = [str(x) for x in wh.sql("SELECT event_id FROM events")["event_id"].to_list()]
         runs = wh.runs_df()
         sessions = dict(wh.sql("SELECT run_id, session FROM runs").iter_rows())
+        started = wh.sql("SELECT run_id, payload->>'$.policy_id' AS acting, "
+                         "CAST(payload->'$.shadow_policy_ids' AS VARCHAR) AS shadows FROM events "
+                         "WHERE kind = 'run_started' AND run_id NOT LIKE 'run_backlog_%'")
     assert len(stored) == len(set(stored)), "an event is in the warehouse twice"
     assert set(stored) == set(journaled), f"{len(set(journaled) - set(stored))} journaled events are missing"
     assert backlog_visible() == BACKLOG_EVENTS
@@ -161,3 +168,7 @@ def test_three_supervisors_share_one_ducklake_and_a_killed_one_loses_and_duplica
     done = {sessions[r["run_id"]]: (r["outcome"], r["answers"]) for r in live.to_dicts()
             if sessions[r["run_id"]] != "fleet-c"}
     assert done == {f"fleet-{t}": ("finished", 2) for t in ("h0", "h1", "c2")}
+    # every host's runs acted under the policy promoted in the shared catalog, carrying its canary
+    assert started.height == 4
+    assert set(started["acting"].to_list()) == {fast.policy_id}
+    assert set(started["shadows"].to_list()) == {json.dumps([canary.policy_id]).replace(" ", "")}
