@@ -106,7 +106,8 @@ _STALE_SHELL = [
     ["dev@box:~/app$ rm -i tmp/cache.json", "rm: remove regular file 'tmp/cache.json'? n", "dev@box:~/app$ ls tmp",
      "cache.json"],
 ]
-"""Answered questions as a shell pane shows them (the command, the question, the answer, output)."""
+"""Answered questions as a shell pane shows them (the command, the question, the answer, output);
+:func:`t_stale_prompt` ends them with the shell's prompt back (those commands finished)."""
 
 _STALE_TOOL = [
     ("pip uninstall leftpad", ["Found existing installation: leftpad 1.0.0", "Proceed (Y/n)? y",
@@ -137,7 +138,8 @@ def t_stale_prompt(rng: random.Random, text: str, inp: dict[str, Any], exp: dict
     prompts this kind of pane shows (never another agent's prompt lines)."""
     agent = exp.get("agent") if isinstance(exp.get("agent"), str) else None
     block = _stale_block(rng, agent)
-    filler = rng.choice(_HISTORY)[:4] if agent in ("shell", "unknown", None) else []
+    shell = agent in ("shell", "unknown", None)
+    filler = [*rng.choice(_HISTORY)[:4], "dev@box:~/app$"] if shell else []
     return "\n".join(block + filler + [""]) + "\n" + text, inp, exp
 
 

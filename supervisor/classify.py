@@ -685,6 +685,12 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
     rules = view.rules
     lines = view.lines
     body = [i for i in range(top, bottom + 1) if lines[i] and not (_is_rule(lines[i]) and lines[i][0] in "─━═-")]
+    # A bare shell prompt in the region: the shell was back, so what is above it is a finished
+    # command's history, never what this question approves.
+    for k in range(len(body) - 1, -1, -1):
+        if _at(view, rules.shell_prompt, body[k]) is not None:
+            body = body[k + 1:]
+            break
     for kind, rx, take, when in rules.agent_subjects.get(agent, []) + rules.subjects:
         if when is not None and not any(when.search(lines[i]) for i in body):
             continue
@@ -708,12 +714,13 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
 
 
 _URL_TEXT = re.compile(r"^\S*https?://\S+$|^[\w-]+(\.[\w-]+)+(:\d+)?(/\S*)?$", re.I)
-_PATH_TEXT = re.compile(r"""^(['"`]?)[^\s'"`]+\1:?$""")
+_PATH_TEXT = re.compile(r"""^(['"`]?)[^\s'"`]*[^\s'"`.,;!?]\1:?$""")
 
 
 def _names_a(kind: SubjectKind, text: str) -> bool:
     """Whether the text a subject pattern took can be what it claims: a URL is a URL, a path one
-    token (a line taken from above or below the question may be any output: "Tokens: 2.4k sent")."""
+    token (a line taken from above or below the question may be any output: "Tokens: 2.4k sent")
+    that does not end a sentence (the tail of a wrapped line: "session.")."""
     if kind == "url":
         return _URL_TEXT.match(text) is not None
     if kind == "path":

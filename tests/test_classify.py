@@ -167,6 +167,7 @@ def test_a_question_whose_command_is_not_on_screen_is_never_approved(policy: Pol
     ("https://example.com/api.md", "url", True),
     ("Tokens: 2.4k sent, 96 received. Cost: $0.0098 message, $0.03 session.", None, False),
     ("Applied the edit; see the diff above for details.", None, False),
+    ("session.", None, False),  # the tail of a wrapped line ends a sentence: not a file
 ])
 def test_a_line_taken_as_the_subject_must_be_one(above: str, kind: str | None, approved: bool,
                                                  policy: Policy) -> None:
@@ -179,6 +180,21 @@ def test_a_line_taken_as_the_subject_must_be_one(above: str, kind: str | None, a
     assert obs.prompt.risk.subject_kind == kind and (obs.prompt.risk.level == "unknown") is (kind is None)
     assert bool(decide(obs, fresh(), policy).approves) is approved
 
+
+
+def test_a_finished_shell_command_is_not_what_a_later_question_approves(policy: Policy) -> None:
+    """A bare shell prompt means the command above it finished: an unknown tool's question below
+    it names no subject (never `ls tmp`), so it is escalated; the same question right under a
+    running command is that command's."""
+    tool = "Tool call: write docs/usage.md\n\nPress Enter to approve, Esc to reject\n"
+    finished = f"dev@box:~/app$ ls tmp\ncache.json\ndev@box:~/app$\n{tool}"
+    obs = obs_of(finished, policy)
+    assert obs.state == "asking" and obs.prompt is not None
+    assert obs.prompt.risk.level == "unknown", obs.prompt.risk
+    assert decide(obs, fresh(), policy).approves is None
+    running = "dev@box:~/app$ apt-get install ripgrep\nNeed to get 1,338 kB of archives.\nDo you want to continue? [Y/n] "
+    obs = obs_of(running, policy)
+    assert obs.prompt is not None and obs.prompt.risk.subject == "apt-get install ripgrep", obs.prompt.risk
 
 TOKEN_ENTRY = """\
 ╭──────────────────────────────────────────────────────────────╮
