@@ -739,6 +739,8 @@ def run_random(agent: Agent, count: int, seed: int, gap: tuple[float, float], *,
         kind = rng.choice(RANDOM_KINDS.get(agent.style, ["bash"]))
         arg: dict[str, Any] = {"id": f"r{n}", "kind": kind,
                                "command": rng.choice(["npm test", "pytest -q", "ls -la src"])}
+        if kind == "edit":  # an edit names a file in the project (a command is no path: escalated)
+            arg["file"] = rng.choice(["src/app.py", "README.md", "tests/test_app.py"])
         if dismiss:
             arg["dismiss"] = {"redraws": dismiss, "every_s": 0.2, "blank": True}
         agent.ask(arg["id"], build_prompt(agent, arg), arg)
