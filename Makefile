@@ -78,13 +78,14 @@ tmux:
 	  { echo "error: could not install tmux (install it with your package manager)"; exit 3; }; }
 
 # The DuckLake tests (and bench/fleet.py) start their own PostgreSQL server from the distribution's
-# binaries (initdb + pg_ctl on a private socket); nothing is configured system-wide.
+# binaries (initdb + pg_ctl on a private socket); nothing is configured system-wide. Where it cannot
+# be installed (no root) those tests are skipped with the reason; .ci/run installs it or fails.
 .PHONY: postgres
 postgres:
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 	  echo "PostgreSQL is missing (the DuckLake tests need it): installing it with apt-get"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >/dev/null || \
-	  { echo "error: could not install PostgreSQL (install the postgresql package with your package manager)"; exit 3; }; }
+	  echo "warning: could not install PostgreSQL: the DuckLake tests will be skipped (install the postgresql package)"; }
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

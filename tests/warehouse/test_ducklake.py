@@ -197,8 +197,8 @@ def test_migrate_copies_a_local_warehouse_over_idempotently(tmp_path: Path, lake
     assert report["complete"] and tables["events"]["copied"] == tables["events"]["source_rows"] == 42
     assert all(t["missing"] == 0 and t["target_rows"] == t["source_rows"] for t in report["tables"])
     assert tables["ingest_state"]["copied"] == 2 and tables["ingest_rejects"]["copied"] == 2
-    again = runner.invoke(cli_main, ["warehouse", "migrate", "--to", lake.spec, "--json"], env=env)
-    assert again.exit_code == 0 and json.loads(again.output)["copied"] == 0
+    again = runner.invoke(cli_main, ["warehouse", "migrate", "--to", lake.spec], env=env)
+    assert again.exit_code == 0 and "copied 0 rows" in again.output and "events" in again.output
     # switched over: the copied ingest state means no journal line is read again
     write_run(home, "run_after", at=1_700_001_000.0).close()
     assert sync(Settings(home=home.home, warehouse_path=lake)).new_events == 21
@@ -206,8 +206,6 @@ def test_migrate_copies_a_local_warehouse_over_idempotently(tmp_path: Path, lake
         assert b.sql("SELECT count(*) AS n, count(DISTINCT event_id) AS d FROM events").row(0) == (63, 63)
         assert a.events_df().equals(b.events_df().filter(pl.col("run_id") != "run_after"))
         assert b.runs_df().height == 3
-    human = runner.invoke(cli_main, ["warehouse", "migrate", "--to", lake.spec], env=env)
-    assert human.exit_code == 0 and "copied 0 rows" in human.output and "events" in human.output
     same = runner.invoke(cli_main, ["--warehouse", lake.spec, "warehouse", "migrate", "--to", lake.spec], env=env)
     assert same.exit_code == 2 and "already" in same.output
 
