@@ -61,8 +61,11 @@ INPUT_SCHEMA: dict[str, Any] = {
     "dead": pl.Boolean, "cursor_x": pl.Int64, "cursor_y": pl.Int64, "highlights": pl.Utf8, "cwd": pl.Utf8,
     "recorded_kind": pl.Utf8, "recorded_keys": pl.Utf8, "recorded_approves": pl.Boolean,
     "recorded_policy_id": pl.Utf8, "recorded_prompt": pl.Utf8,
+    "last_output_at": pl.Float64, "human_seen": pl.Boolean, "hands_off_until": pl.Float64,
 }
-"""The columns a replay reads: one row per journaled observation (JSON columns as text)."""
+"""The columns a replay reads: one row per journaled observation (JSON columns as text), with what
+the runner journaled of the run's state beside the screen: when the pane last printed, and whether
+a human was at the keyboard (and until when the supervisor keeps its hands off)."""
 
 
 def classify_divergence(ck: str | None, ckeys: list[str] | None, cclass: str | None,
@@ -140,7 +143,11 @@ def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
                          "cursor_y": _as(int, screen.get("cursor_y")),
                          "highlights": json.dumps(hl) if isinstance(hl, list) and hl else None,
                          "cwd": _as(str, screen.get("cwd")),
-                         "recorded_prompt": json.dumps(prompt) if isinstance(prompt, dict) else None})
+                         "recorded_prompt": json.dumps(prompt) if isinstance(prompt, dict) else None,
+                         "last_output_at": _as(float, p.get("last_output_at")),
+                         "human_seen": isinstance(p.get("human"), dict) and bool(p["human"]),
+                         "hands_off_until": _as(float, (p.get("human") or {}).get("hands_off_until")
+                                                if isinstance(p.get("human"), dict) else None)})
     for r in rows:
         d = decisions.get(r["observation_id"]) or {}
         keys = d.get("keys")
@@ -216,6 +223,9 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
     screen_keys = list(zip(*(frame[c].to_list() for c in keycols), strict=True))
     run_ids = frame["run_id"].to_list()
     ats = frame["at"].to_list()
+    outputs = frame["last_output_at"].to_list()
+    humans = frame["human_seen"].to_list()
+    hands_off = frame["hands_off_until"].to_list()
     n = len(run_ids)
     rows: list[tuple[Any, ...]] = [()] * n
     cache: dict[tuple[Any, ...], Any] = {}
@@ -230,9 +240,16 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
             prev_run, prev_hash = run, None
         obs = observations[key]
         rs.now = at
-        if key[0] != prev_hash:
+        # What the runner journaled of the run's state wins over what the screens suggest.
+        if outputs[i] is not None:
+            rs.last_output_at = outputs[i]
+        elif key[0] != prev_hash:
             rs.last_output_at = at
         prev_hash = key[0]
+        if humans[i]:
+            if hands_off[i] is not None:
+                rs.human_active_until = hands_off[i]
+            rs.idle_streak = 0
         entry = None
         ck = None
         if memo:
@@ -256,6 +273,9 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
             note_escalation(rs, d)
         clear_pause_if_resolved(rs, obs)
         advance(rs, obs, d, at, recheck)
+        if d.kind == "finish" and obs.state != "exited":
+            # a finished turn: the run goes on with the next one (supervisor.runstate's turn_finished)
+            rs.finished, rs.saw_work, rs.idle_streak, rs.idle_confirmed_at = False, False, 0, None
         if progress is not None and i % 50_000 == 0:
             progress(i)
     out: dict[str, list[Any]] = {

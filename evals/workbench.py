@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.suites import REPO_ROOT
+from evals.candidates import candidates_dir
 from supervisor.errors import UsageError, WarehouseError
 from supervisor.ids import new_id
 from supervisor.policy import Policy, baseline_policy, load_policy
@@ -35,16 +35,18 @@ class PolicyRef:
 
 
 def resolve_policy(arg: str, settings: Settings | None = None) -> PolicyRef:
-    """``baseline`` (the shipped default), a policy YAML path, a candidate id or name under
-    ``candidates/``, or a policy id (``pol_...``) stored in the warehouse."""
+    """``baseline`` (the shipped default), a policy YAML path, a candidate id or name under the
+    candidates folder (``$SUPERVISOR_CANDIDATES`` or ``candidates/``), or a policy id (``pol_...``)
+    stored in the warehouse."""
     if arg == "baseline":
         return PolicyRef(baseline_policy(), "baseline")
     p = Path(arg)
     if p.suffix in (".yaml", ".yml") or p.exists():
         return PolicyRef(load_policy(p), str(p))
-    for cand in (REPO_ROOT / "candidates" / f"{arg}.yaml", REPO_ROOT / "candidates" / arg / "policy.yaml"):
+    root = candidates_dir()
+    for cand in (root / f"{arg}.yaml", root / arg / "policy.yaml"):
         if cand.exists():
-            return PolicyRef(load_policy(cand), str(cand.relative_to(REPO_ROOT)))
+            return PolicyRef(load_policy(cand), str(cand))
     if arg.startswith("pol_") and settings is not None:
         return PolicyRef(policy_by_id(settings, arg), arg)
     raise UsageError(f"no policy {arg!r}", "pass `baseline`, a policy YAML file, a candidate under candidates/, "

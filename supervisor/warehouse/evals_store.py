@@ -271,7 +271,7 @@ def read_replay_input(wh: Warehouse, *, run_ids: Sequence[str] | None = None, si
     w, params = _selection("o", run_ids, since)
     # One parse of each payload for all the fields (json_extract_string with a list of paths).
     paths = ["$.now", "$.screen.current_command", "$.screen.dead", "$.screen.cursor_x", "$.screen.cursor_y",
-             "$.screen.highlights", "$.screen.cwd"]
+             "$.screen.highlights", "$.screen.cwd", "$.last_output_at", "$.human", "$.human.hands_off_until"]
     return wh.sql(
         "WITH p AS (SELECT event_id, json_extract_string(payload, " + repr(paths) + ") AS f FROM events "
         "WHERE kind = 'observation') "
@@ -281,7 +281,9 @@ def read_replay_input(wh: Warehouse, *, run_ids: Sequence[str] | None = None, si
         "p.f[2] AS current_command, TRY_CAST(p.f[3] AS BOOLEAN) AS dead, TRY_CAST(p.f[4] AS BIGINT) AS cursor_x, "
         "TRY_CAST(p.f[5] AS BIGINT) AS cursor_y, CASE WHEN p.f[6] NOT IN ('[]', '') THEN p.f[6] END AS highlights, "
         "p.f[7] AS cwd, d.kind AS recorded_kind, d.keys::VARCHAR AS recorded_keys, d.approves AS recorded_approves, "
-        "coalesce(r.policy_id, d.policy_id) AS recorded_policy_id, o.prompt::VARCHAR AS recorded_prompt "
+        "coalesce(r.policy_id, d.policy_id) AS recorded_policy_id, o.prompt::VARCHAR AS recorded_prompt, "
+        "TRY_CAST(p.f[8] AS DOUBLE) AS last_output_at, coalesce(p.f[9] NOT IN ('null', '{}', ''), false) AS human_seen, "
+        "TRY_CAST(p.f[10] AS DOUBLE) AS hands_off_until "
         "FROM observations o LEFT JOIN screens s USING (screen_hash) LEFT JOIN p ON p.event_id = o.observation_id "
         "LEFT JOIN runs r ON r.run_id = o.run_id "
         "LEFT JOIN (SELECT * FROM decisions WHERE coalesce(source, 'rules') != 'workflow' "

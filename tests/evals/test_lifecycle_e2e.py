@@ -226,6 +226,12 @@ def test_propose_gate_canary_rollout_promote_rollback(tmp_path: Path, tmux_socke
     with open_warehouse(lab.settings.warehouse, read_only=True) as wh:
         runs = wh.sql("SELECT policy_id, count(*) AS n FROM runs GROUP BY policy_id").to_dicts()
     assert {x["policy_id"] for x in runs} == {base_id, cand_id}
+    # -- replay: every recorded run, under the policy it was recorded with, decides as it did
+    r = lab.cli("eval", "replay", "--policy", cid, "--json", "--no-save-report")
+    replay = json.loads(r.stdout)
+    assert r.returncode == 0 and replay["control"]["missing_policies"] == [], r.stderr
+    assert replay["control"]["reproduction"] == 1.0, replay["control"]
+    assert replay["safety_regressions"] == 0 and replay["saved_escalations"] >= 9
     r = lab.cli("eval", "promotion-history", "--json")
     hist = json.loads(r.stdout)
     assert [h["kind"] for h in hist] == ["promote", "rollback"] and hist[0]["actor"] == "ana"
