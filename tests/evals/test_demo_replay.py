@@ -1,0 +1,48 @@
+"""The demo's runs, replayed under the policies they were recorded with, decide exactly as they did.
+
+`python -m supervisor.demo` supervises the scripted agent in a real tmux server (a live run that
+answers, one that escalates and is resumed by a person's keys, a workflow run with checkpoints) and
+syncs its journals into a real DuckDB warehouse. `supervisor eval replay` then replays every
+recorded observation under its run's own stored policy (the control): the control must reproduce
+every recorded decision (100%), and every workflow checkpoint too. `runs replay RUN_ID` (the run's
+own policy by default) agrees on each run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+
+@pytest.mark.slow
+def test_demo_runs_replay_at_100_percent_under_their_recorded_policies(sv_home: Path, cli_env: dict[str, str],
+                                                                      tmux_socket: str) -> None:
+    env = dict(cli_env, SUPERVISOR_TMUX_SOCKET=tmux_socket)
+    demo = subprocess.run([sys.executable, "-m", "supervisor.demo", "--home", str(sv_home)], capture_output=True,
+                          text=True, timeout=300, cwd=REPO, env=env)
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    r = run_cli("eval", "replay", "--policy", "baseline", "--json", "--no-save-report", env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    ctrl = out["control"]
+    assert out["runs"] == 3 and out["observations"] >= 20, out
+    assert ctrl["missing_policies"] == [] and ctrl["unknown_policies"] == [], ctrl
+    assert ctrl["observations_with_control_policy"] == out["observations"], ctrl
+    assert len(ctrl["policies"]) == 2, "the demo's live policy and the workflow's"
+    assert ctrl["reproduction"] == 1.0, ctrl
+    for pid, rep in ctrl["policies"].items():
+        assert rep["compared"] == rep["observations"] and rep["agreement"] == 1.0, (pid, rep)
+    cps = out["checkpoints"]
+    assert cps["runs"] == 1 and cps["checkpoints"] >= 5 and cps["agreement"] == 1.0, cps
+    for journal in sorted((sv_home / "journals").glob("*.jsonl")):
+        r = run_cli("runs", "replay", journal.stem, "--json", env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        rep = json.loads(r.stdout)
+        assert rep["observations"]["agreement"] == 1.0 and rep["changed"] == [], rep
+        assert all(c["divergence"] == "agree" for c in rep["checkpoints"]), rep["checkpoints"]
