@@ -17,6 +17,14 @@ writes one candidate per concrete fix, with a manifest that says what motivated 
 - ``reduce_false_approval``: golden cases where the parent approves what a careful human would
   not get a danger pattern for the command they approve.
 
+With an Anthropic key (or ``judge=True``), the LLM judge proposes pattern edits too
+(:mod:`supervisor.judge.proposer`): a ``classifier.prompt_patterns`` line for golden cases with a
+live prompt the parent does not read as one (``reduce_friction``, ``reduce_false_escalation``),
+and a danger pattern for the commands the parent approves unsafely (``reduce_false_approval``).
+A judge's pattern is kept only when it compiles, matches no empty line, fixes the case it was
+asked about, and reads no other golden screen differently from the parent (no new false prompt);
+its manifest names the model and the call. Without a key, everything else still works.
+
 No proposal relaxes a safety knob (:func:`evals.safety.safety_relaxations` of each candidate
 against its parent must be empty, or it is dropped): the answer rules carry no ``allow_*``
 flag, so the decision rules still refuse dangerous, default-No and "don't ask again" answers.
@@ -26,6 +34,7 @@ Each proposal is checked on the evidence it came from before it is written.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import re
 from collections import defaultdict
@@ -36,6 +45,7 @@ import polars as pl
 
 from evals.candidates import Candidate, child_policy, write_candidate
 from evals.safety import safety_relaxations
+from supervisor.errors import PolicyError, UsageError
 from supervisor.policy import Policy
 from supervisor.settings import Settings
 
@@ -175,12 +185,121 @@ def suite_danger_patterns(parent: Policy, suites_root: Path | None) -> list[dict
     for r in run.results:
         if r.unsafe != "approval" or not r.actual.get("question"):
             continue
-        words = str(r.actual.get("subject") or "").split()[:2]
+        subject = str(r.actual.get("subject") or "")
+        words = subject.split()[:2]
         if len(words) < 2:
             continue
         out.append({"pattern": r"\b" + r"\s+".join(re.escape(w) for w in words) + r"\b",
-                    "case": f"{r.suite}/{r.case_id}"})
+                    "case": f"{r.suite}/{r.case_id}", "subject": subject})
     return out
+
+
+# --------------------------------------------------------------------------- the judge's patterns
+
+
+def _golden_screens(suites_root: Path | None) -> dict[str, tuple[Any, Any]]:
+    """Every golden screen case by ``suite/id``: (its Screen, the case)."""
+    from evals.runner import screen_of
+    from evals.suites import ScreenCase, resolve_suites
+
+    return {f"{suite.name}/{case.id}": (screen_of(suite, case), case)
+            for suite in resolve_suites("all", suites_root) for case in suite.cases if isinstance(case, ScreenCase)}
+
+
+def missed_prompts(parent: Policy, golden: dict[str, tuple[Any, Any]]) -> list[str]:
+    """Golden cases with a live prompt (expected ``asking``) the parent does not read as a prompt."""
+    from supervisor.classify import classify
+
+    return [key for key, (screen, case) in golden.items()
+            if case.expected.state == "asking" and classify(screen, parent).prompt is None]
+
+
+def usable_pattern(pattern: str) -> bool:
+    """A regex a rule list can hold: it compiles and matches no empty line."""
+    try:
+        rx = re.compile(pattern, re.IGNORECASE)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return rx.search("") is None
+
+
+def _same_reading(parent: Policy, golden: dict[str, tuple[Any, Any]]) -> Any:
+    """A check: the child reads every golden screen the way the parent does (state, prompt or not),
+    except the ``fixed`` ones, which it must read as a prompt."""
+    from supervisor.classify import classify
+
+    before = {key: (o.state, o.prompt is not None) for key, (screen, _c) in golden.items()
+              for o in [classify(screen, parent)]}
+
+    def check(policy: Policy, fixed: set[str]) -> bool:
+        for key, (screen, _case) in golden.items():
+            o = classify(screen, policy)
+            if key in fixed:
+                if o.prompt is None:
+                    return False
+            elif (o.state, o.prompt is not None) != before[key]:
+                log.info("judge pattern dropped: it changes how %s reads (%s -> %s)", key, before[key], o.state)
+                return False
+        return True
+
+    return check
+
+
+def _escalates(golden: dict[str, tuple[Any, Any]], key: str) -> Any:
+    from evals.runner import case_run_state, observe_and_decide
+    from evals.safety import answer_class_of
+
+    screen, case = golden[key]
+
+    def check(policy: Policy) -> bool:
+        obs, d = observe_and_decide(screen, case_run_state(case.input.run_state or {}), policy)
+        return answer_class_of(obs.prompt, d.kind, d.keys, d.text) not in ("approve", "approve_persistent")
+
+    return check
+
+
+def judge_pattern_proposals(proposer: Any, parent: Policy, objective: str, suites_root: Path | None, budget: int,
+                            emit: Any) -> None:
+    """Ask the judge for a pattern per failing golden case (at most ``budget`` calls) and ``emit``
+    each usable one as a candidate."""
+    golden = _golden_screens(suites_root)
+    asks: list[tuple[str, str, str, str]] = []  # (target, case, situation, subject)
+    if objective in ("reduce_friction", "reduce_false_escalation"):
+        asks += [("prompt_patterns", key, f"golden case {key}: a careful human sees a live prompt waiting for an "
+                  "answer on this screen; the supervisor's rules do not read any prompt on it, so the agent "
+                  "would wait for nobody.", "") for key in missed_prompts(parent, golden)]
+    if objective == "reduce_false_approval":
+        asks += [("danger_patterns", p["case"], f"golden case {p['case']}: the supervisor's rules approve "
+                  f"{p['subject']!r}, which a careful human would escalate as dangerous.", p["subject"])
+                 for p in suite_danger_patterns(parent, suites_root) if p["case"] in golden]
+    same = _same_reading(parent, golden) if asks else None
+    seen: set[str] = set()
+    for target, key, situation, subject in asks[:budget]:
+        prop = proposer.propose(target, golden[key][0].text, situation)
+        if prop.pattern is None:
+            log.info("judge: no pattern for %s (%s)", key, prop.error or prop.why)
+            continue
+        if prop.pattern in seen or not usable_pattern(prop.pattern):
+            log.info("judge pattern for %s dropped: unusable or already proposed: %r", key, prop.pattern)
+            continue
+        seen.add(prop.pattern)
+        call = prop.call
+        evidence = [{"source": "judge", "case": key, "target": target, "pattern": prop.pattern, "why": prop.why,
+                     "model": call.model if call else None, "judge_call_id": call.judge_call_id if call else None,
+                     "cache_hit": call.cache_hit if call else None}]
+        if target == "prompt_patterns":
+            name = f"judge-prompt-{_slug(key.split('/', 1)[-1], 36)}"
+            emit({"classifier": {"prompt_patterns": [prop.pattern]}}, name,
+                 f"the judge's prompt pattern {prop.pattern!r} reads the live prompt of golden case {key} that the "
+                 f"parent misses ({prop.why}); no other golden screen reads differently",
+                 evidence, check=lambda pol, key=key: same is not None and same(pol, {key}))
+        else:
+            name = f"judge-danger-{_slug(subject, 36)}"
+            emit({"answers": {"danger_patterns": [{"name": name, "pattern": prop.pattern, "level": "dangerous"}]}},
+                 name, f"the judge's danger pattern {prop.pattern!r} marks {subject!r} dangerous: the parent "
+                 f"approves it in golden case {key} ({prop.why})", evidence,
+                 check=lambda pol, key=key, rx=prop.pattern, subject=subject: re.search(
+                     rx, subject, re.IGNORECASE) is not None and _escalates(golden, key)(pol))
 
 
 # --------------------------------------------------------------------------- numeric search
@@ -250,15 +369,25 @@ def recheck_search(frame: pl.DataFrame, parent: Policy, budget: int, seed: int) 
 
 def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str, budget: int = 20, seed: int = 0,
             run_ids: list[str] | None = None, since: float | None = None, min_support: int = 3,
-            candidates_root: Path | None = None, suites_root: Path | None = None, author: str = "") -> list[Candidate]:
-    """Write the candidates the evidence supports (possibly none)."""
+            candidates_root: Path | None = None, suites_root: Path | None = None, author: str = "",
+            judge: bool | None = None) -> list[Candidate]:
+    """Write the candidates the evidence supports (possibly none). ``judge``: ask the LLM judge for
+    pattern edits too (None: when ``ANTHROPIC_API_KEY`` is set)."""
     base: Policy = parent.policy
+    if judge is None:
+        judge = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    elif judge and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise UsageError("--judge needs an Anthropic API key", "set ANTHROPIC_API_KEY, or leave --judge out")
     recorded = _recorded(settings, base, run_ids, since)
     made: list[Candidate] = []
 
     def emit(overrides: dict[str, Any], name: str, why: str, evidence: list[dict[str, Any]],
              check: Any = None) -> None:
-        policy = child_policy(base, overrides, name)
+        try:
+            policy = child_policy(base, overrides, name)
+        except PolicyError as exc:  # a judge's pattern the policy refuses
+            log.warning("proposal %s dropped: %s", name, exc.one_line())
+            return
         relax = safety_relaxations(base, policy)
         if relax:  # never: the miners only add rules and patterns and raise timeouts
             log.warning("proposal %s dropped: it relaxes %s", name, relax)
@@ -286,7 +415,7 @@ def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str,
                  [{"source": "golden suite", **p}])
     if objective == "reduce_false_approval":
         for p in suite_danger_patterns(base, suites_root)[:budget]:
-            name = f"danger-{_slug(p['pattern'])}"
+            name = f"danger-{_slug(p['subject'])}"
             emit({"answers": {"danger_patterns": [{"name": name, "pattern": p["pattern"], "level": "dangerous"}]}},
                  name, f"the parent approves {p['case']}, which a careful human would not",
                  [{"source": "golden suite", **p}])
@@ -306,6 +435,10 @@ def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str,
                  f"recheck_s {found['value']:g} confirms finishes sooner in {found['runs_sooner']} runs "
                  f"({found['seconds_saved']}s) and never before the agent worked again",
                  [{"source": "replay", "seed": seed, "budget": budget, **found}])
+    if judge and objective != "faster_reaction":
+        from supervisor.judge import build_pattern_proposer
+
+        judge_pattern_proposals(build_pattern_proposer(base, settings), base, objective, suites_root, budget, emit)
     return made
 
 

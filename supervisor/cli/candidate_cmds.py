@@ -223,16 +223,19 @@ def candidate_status_cmd(ctx: click.Context, candidate_id: str, as_json: bool, c
 @click.option("--since", default=None, help="Mine only runs since (7d, 12h, a date).")
 @click.option("--min-support", type=click.IntRange(1, 1000), default=3, show_default=True,
               help="How many times a human must have answered a prompt the same way before a rule is proposed.")
+@click.option("--judge/--no-judge", default=None,
+              help="Ask the LLM judge for prompt and danger pattern edits too (default: when ANTHROPIC_API_KEY "
+                   "is set); each is checked on the golden suites before it is written.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--suites-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @_CANDIDATES_DIR
 @click.pass_context
 def propose_cmd(ctx: click.Context, objective: str, budget: int, seed: int, from_arg: str, runs: str | None,
-                since: str | None, min_support: int, as_json: bool, suites_dir: Path | None,
+                since: str | None, min_support: int, judge: bool | None, as_json: bool, suites_dir: Path | None,
                 candidates_dir: Path | None) -> None:
     """Mine what went wrong (suite failures, replay divergences, escalations a human then answered,
     with their screens) and write concrete candidates, each with a manifest, ready for the gate.
-    Never relaxes a safety knob."""
+    Never relaxes a safety knob. With an Anthropic key the judge proposes pattern edits too."""
     from evals.propose import propose
 
     settings = settings_from(ctx)
@@ -240,7 +243,7 @@ def propose_cmd(ctx: click.Context, objective: str, budget: int, seed: int, from
     parent, parent_name = _resolve_parent(settings, from_arg)
     made = propose(settings, objective, parent=parent, parent_arg=parent_name, budget=budget, seed=seed,
                    run_ids=run_ids, since=parse_since(since), min_support=min_support, candidates_root=candidates_dir,
-                   suites_root=suites_dir, author=user_name("unknown"))
+                   suites_root=suites_dir, author=user_name("unknown"), judge=judge)
     if as_json:
         click.echo(json.dumps([c.manifest.model_dump(mode="json") | {"path": str(c.path)} for c in made],
                               ensure_ascii=False))

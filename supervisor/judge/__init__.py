@@ -5,8 +5,9 @@ SDK. Modules: ``base`` (the :class:`Judge` protocol, :class:`JudgeVerdict`, the 
 :class:`JudgeCall`, :class:`JudgeHistory`, :class:`JudgeStats`), ``prompts`` (system prompts,
 tools, the request layout), ``cache`` (durable cache by request hash), ``budget`` (prices,
 per-run and per-day budgets), ``anthropic_judge`` (the only module importing ``anthropic``),
-``consult`` (:func:`judged_decision`: decide first, judge per policy, safety after) and
-``scorer`` (the pairwise LLM scorer for blind compare).
+``consult`` (:func:`judged_decision`: decide first, judge per policy, safety after),
+``scorer`` (the pairwise LLM scorer for blind compare) and ``proposer`` (pattern proposals for
+``supervisor eval propose``).
 
 Integration:
 - runner: one ``PaneJudge(build_judge(policy, settings), policy)`` per pane (``build_judge``
@@ -19,6 +20,8 @@ Integration:
   report ``stats.as_dict()``; recorded runs replay from the cache with zero HTTP calls.
 - blind compare ``--scorer llm``: ``build_pairwise_scorer(policy, settings)`` and
   ``score_both_orders(scorer, case, output_a, output_b)``.
+- ``supervisor eval propose`` with a key: ``build_pattern_proposer(policy, settings)`` and
+  ``proposer.propose(target, screen, situation)``; the workbench checks every pattern.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from supervisor.judge.base import (
 from supervisor.judge.consult import PaneJudge, consult_reason, judged_decision, vet_keys
 
 if TYPE_CHECKING:
+    from supervisor.judge.proposer import LLMPatternProposer
     from supervisor.judge.scorer import LLMPairwiseScorer
     from supervisor.policy import Policy
     from supervisor.settings import Settings
@@ -59,6 +63,7 @@ __all__ = [
     "PaneJudge",
     "build_judge",
     "build_pairwise_scorer",
+    "build_pattern_proposer",
     "change_hint",
     "consult_reason",
     "judged_decision",
@@ -98,3 +103,17 @@ def build_pairwise_scorer(policy: Policy, settings: Settings | None = None, *, s
     s = settings or _Settings()
     caller = make_caller(policy.judge, settings=s, stats=stats, api_key=api_key, base_url=base_url, **kwargs)
     return LLMPairwiseScorer(policy.judge, caller)
+
+
+def build_pattern_proposer(policy: Policy, settings: Settings | None = None, *, stats: JudgeStats | None = None,
+                           api_key: str | None = None, base_url: str | None = None,
+                           **kwargs: Any) -> LLMPatternProposer:
+    """The pattern proposer of ``supervisor eval propose``, on the same caller (cache, budget,
+    retries) as the judge, with the policy's judge settings (model, budgets)."""
+    from supervisor.judge.anthropic_judge import make_caller
+    from supervisor.judge.proposer import LLMPatternProposer
+    from supervisor.settings import Settings as _Settings
+
+    s = settings or _Settings()
+    caller = make_caller(policy.judge, settings=s, stats=stats, api_key=api_key, base_url=base_url, **kwargs)
+    return LLMPatternProposer(policy.judge, caller)

@@ -76,8 +76,9 @@ class JudgeCall(_Model):
     """Unique id (``jc_`` + ULID)."""
     run_id: str = ""
     """The run this consultation served ('' for evals and scoring outside a run)."""
-    purpose: Literal["decide", "score"] = "decide"
-    """decide: the supervisor's judge; score: the pairwise scorer of blind compare."""
+    purpose: Literal["decide", "score", "propose"] = "decide"
+    """decide: the supervisor's judge; score: the pairwise scorer of blind compare; propose: a
+    pattern proposal for ``supervisor eval propose``."""
     trigger_id: str | None = None
     """The observation event id the consultation was about, when known."""
     model: str
