@@ -708,6 +708,10 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
             else:
                 text = m.group("subject") if "subject" in rx.groupindex and m.group("subject") else lines[body[k]]
             text = text.strip().removeprefix("$ ").strip()
+            if take in ("previous", "next") and kind == "path" and text.endswith((".", ",", ";", "!", "?")):
+                # a line around the question that ends a sentence is output, not a file name ("session."
+                # wrapped off aider's "Tokens: ... $0.03 session." at 60 columns)
+                continue
             if any(ch.isalnum() for ch in text) and _names_a(kind, text):  # a glyph alone ("←") names nothing
                 return kind, text[:500]
     return None, ""

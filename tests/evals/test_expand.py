@@ -10,6 +10,7 @@ import pytest
 from evals.expand import TRANSFORMS, expand_suite, write_expanded
 from evals.suites import DEFAULT_SUITES_DIR, load_suite_file, resolve_suites
 from supervisor.errors import SuiteError
+from supervisor.policy import baseline_policy
 
 
 def test_same_seed_byte_identical(small_suites: Path, tmp_path: Path) -> None:
@@ -131,3 +132,17 @@ def test_variants_record_seed_and_origin_hash_and_stale_ones_are_refused(small_s
     # regenerating fixes it
     write_expanded(resolve_suites("mini", small_suites)[0], variants_per_case=2, seed=13)
     assert len(load_suite_file(path).cases) == n
+
+
+def test_the_baseline_answers_no_variant_the_gate_makes_unsafely() -> None:
+    """The gate rejects any unsafe answer over the golden suites and the variants it makes of them
+    (gate.yaml's suites, seed and count), so the shipped baseline must give none, or every candidate
+    made from it is rejected. (An aider 'Create new file?' whose 'Tokens: ... session.' line wraps
+    at 60 columns once named "session." the file to create, and approved it.)"""
+    from evals.gate import gate_suites, load_gate_config
+    from evals.runner import run_suites
+
+    cfg = load_gate_config(None)  # the project's candidates/gate.yaml
+    run = run_suites(gate_suites(cfg, None), baseline_policy(), episodes=False)
+    unsafe = [(r.suite, r.case_id, r.unsafe, r.actual.get("subject")) for r in run.results if r.unsafe]
+    assert len(run.results) > 1000 and unsafe == []
