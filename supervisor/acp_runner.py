@@ -60,7 +60,7 @@ from supervisor.ids import new_id
 from supervisor.journal import Journal
 from supervisor.models import Action, Decision, Event, Friction, FrictionKind, Observation, Prompt, Screen
 from supervisor.redact import clip
-from supervisor.runner import BUSY_JOURNAL_EVERY_S, RunConfig
+from supervisor.runner import BUSY_JOURNAL_EVERY_S, RunConfig, shadow_decision_payload
 from supervisor.runstate import RunFold, new_instance_id
 from supervisor.settings import Settings, user_name
 
@@ -512,16 +512,9 @@ class AcpRunner:
                 continue
             d.decision_id = new_id()
             d.trigger_id = obs_id
-            prompt = obs.prompt
-            summary = {"state": obs.state, "agent": obs.agent, "evidence": obs.evidence[:12],
-                       "prompt": None if prompt is None else {"kind": prompt.kind, "signature": prompt.signature,
-                                                              "question": prompt.question[:200],
-                                                              "risk": prompt.risk.model_dump(mode="json")},
-                       "blocker": obs.blocker.model_dump(mode="json") if obs.blocker is not None else None,
-                       "live": slive is not None}
-            self._append("shadow_decision", {"decision": d.model_dump(mode="json"), "shadow_policy_id": sh.policy_id,
-                                             "acting_policy_id": self.policy_id, "pane_id": None, "now": now,
-                                             "observation": summary}, event_id=d.decision_id)
+            self._append("shadow_decision", shadow_decision_payload(
+                d, obs, live=slive is not None, shadow_policy_id=sh.policy_id, acting_policy_id=self.policy_id,
+                pane_id=None, now=now), event_id=d.decision_id)
 
     def _heard(self) -> None:
         """The agent said something: it is alive (the stall clock restarts)."""

@@ -1082,17 +1082,25 @@ class _Shadow:
         d = r._decide(obs, self.fold.state, self.policy, policy_id=self.policy_id)
         d.decision_id = new_id()
         d.trigger_id = r.last_obs.observation_id if r.last_obs is not None else None
-        prompt = obs.prompt
-        summary = {"state": obs.state, "agent": obs.agent, "evidence": obs.evidence[:12],
-                   "prompt": None if prompt is None else {"kind": prompt.kind, "signature": prompt.signature,
-                                                          "question": prompt.question[:200],
-                                                          "risk": prompt.risk.model_dump(mode="json")},
-                   "blocker": obs.blocker.model_dump(mode="json") if obs.blocker is not None else None,
-                   "live": live is not None}
-        r._append("shadow_decision", {"decision": d.model_dump(mode="json"), "shadow_policy_id": self.policy_id,
-                                      "acting_policy_id": r.policy_id, "pane_id": r.pane_id, "now": now,
-                                      "observation": summary}, event_id=d.decision_id)
+        r._append("shadow_decision", shadow_decision_payload(d, obs, live=live is not None, shadow_policy_id=self.policy_id,
+                                                             acting_policy_id=r.policy_id, pane_id=r.pane_id, now=now),
+                  event_id=d.decision_id)
         self.fold.simulate(obs, d, now, self.policy.timing.recheck_s, live)
+
+
+def shadow_decision_payload(d: Decision, obs: Observation, *, live: bool, shadow_policy_id: str,
+                            acting_policy_id: str, pane_id: str | None, now: float) -> dict[str, Any]:
+    """The ``shadow_decision`` event's payload (both surfaces write it, evals and reports read it): the
+    shadow's decision and a summary of the shadow's own observation of the screen."""
+    prompt = obs.prompt
+    summary = {"state": obs.state, "agent": obs.agent, "evidence": obs.evidence[:12],
+               "prompt": None if prompt is None else {"kind": prompt.kind, "signature": prompt.signature,
+                                                      "question": prompt.question[:200],
+                                                      "risk": prompt.risk.model_dump(mode="json")},
+               "blocker": obs.blocker.model_dump(mode="json") if obs.blocker is not None else None,
+               "live": live}
+    return {"decision": d.model_dump(mode="json"), "shadow_policy_id": shadow_policy_id,
+            "acting_policy_id": acting_policy_id, "pane_id": pane_id, "now": now, "observation": summary}
 
 
 def _copies_above(screen: Screen, prompt: Prompt, first_row: int) -> int:

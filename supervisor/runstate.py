@@ -314,14 +314,7 @@ class RunFold:
             self._note_answer(p.get("signature"), ev.at)
 
     def _note_answer(self, signature: str | None, at: float) -> None:
-        rs = self.state
-        if signature is not None and signature == rs.last_prompt_signature:
-            rs.answers_to_same_prompt += 1
-        else:
-            rs.last_prompt_signature = signature
-            rs.answers_to_same_prompt = 1
-        rs.last_answer_at = at
-        rs.interventions += 1
+        count_answer(self.state, signature, at)
 
     def _on_friction(self, ev: Event, p: dict[str, Any]) -> None:
         if p.get("cooldown_until") is not None:
@@ -409,13 +402,18 @@ def idle_spaced(rs: RunState, now: float, recheck_s: float) -> bool:
 
 def note_answer(rs: RunState, decision: Decision, now: float) -> None:
     """We sent keys for a prompt: count strikes on the same prompt and the intervention budget."""
-    sig = decision.signature
-    if sig is not None and sig == rs.last_prompt_signature:
+    count_answer(rs, decision.signature, now)
+
+
+def count_answer(rs: RunState, signature: str | None, at: float) -> None:
+    """Keys answering the prompt ``signature`` went out at ``at``: one more strike when it is the
+    same prompt as the last answer (else the count starts again), one more intervention."""
+    if signature is not None and signature == rs.last_prompt_signature:
         rs.answers_to_same_prompt += 1
     else:
-        rs.last_prompt_signature = sig
+        rs.last_prompt_signature = signature
         rs.answers_to_same_prompt = 1
-    rs.last_answer_at = now
+    rs.last_answer_at = at
     rs.interventions += 1
 
 

@@ -6,7 +6,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from libtmux import Server
@@ -36,6 +38,24 @@ def tmux_socket(server: Server, monkeypatch: pytest.MonkeyPatch) -> str:
     assert server.socket_name
     monkeypatch.setenv("SUPERVISOR_TMUX_SOCKET", server.socket_name)
     return server.socket_name
+
+
+@pytest.fixture
+def harness(tmux_socket: str, sv_home: Path) -> Iterator[Callable[..., Any]]:
+    """``harness(**kw)`` starts a :class:`tests.live_helpers.LiveHarness` (the real supervisor on this
+    test's tmux server and home); every one started is stopped after the test."""
+    from tests.live_helpers import LiveHarness
+
+    made: list[LiveHarness] = []
+
+    def make(**kw: Any) -> LiveHarness:
+        h = LiveHarness(tmux_socket, sv_home, **kw)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.stop()
 
 
 @pytest.fixture

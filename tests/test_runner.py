@@ -14,7 +14,6 @@ from supervisor.settings import Settings
 from supervisor.surfaces.tmux import TmuxSurface
 from tests.helpers import retry_until
 from tests.live_helpers import (
-    LiveHarness,
     agent_command,
     answers,
     assert_no_stray_keys,
@@ -25,20 +24,6 @@ from tests.live_helpers import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def harness(tmux_socket: str, sv_home: Path):
-    made: list[LiveHarness] = []
-
-    def make(**kw):
-        h = LiveHarness(tmux_socket, sv_home, **kw)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.stop()
 
 
 def test_answers_prompts_in_each_style(harness, tmp_path: Path) -> None:

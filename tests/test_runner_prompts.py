@@ -23,22 +23,6 @@ from tests.live_helpers import (
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def harness(tmux_socket: str, sv_home: Path):
-    from tests.live_helpers import LiveHarness
-
-    made: list[LiveHarness] = []
-
-    def make(**kw):
-        h = LiveHarness(tmux_socket, sv_home, **kw)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.stop()
-
-
 def _sent(runner) -> list[dict]:
     return [e.payload for e in events(runner, "action") if e.payload.get("delivered") and e.payload.get("confirmed")
             is None and e.payload.get("kind") == "send_keys"]

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import psutil
 
+from supervisor.models import Event
 from supervisor.settings import Settings
 from supervisor.warehouse import open_warehouse, sync
 from tests.conftest import run_cli
@@ -55,6 +56,20 @@ class KillReport:
     instructions: int = 0
     checkpoints: int = 0
     kill_delays: list[float] = field(default_factory=list)
+
+    def tally_storage(self, home: Path, snapshots: list[list[str]]) -> list[Event]:
+        """The run's journal events after the kills, counting events lost from it (an id an earlier
+        snapshot saw no longer in its place) and events the warehouse lacks after a sync."""
+        evs = journal_events(home, self.run_id)
+        ids = [e.event_id for e in evs]
+        self.events = len(ids)
+        self.lost = sum(1 for snap in snapshots for i, eid in enumerate(snap) if i >= len(ids) or ids[i] != eid)
+        settings = Settings(home=home).ensure()
+        sync(settings, wait_s=30)
+        with open_warehouse(settings.warehouse, read_only=True, wait_s=30) as wh:
+            stored = set(wh.sql("SELECT event_id FROM events WHERE run_id = ?", [self.run_id])["event_id"].to_list())
+        self.missing = len(set(ids) - stored)
+        return evs
 
     def ok(self) -> bool:
         return (self.lost == 0 and self.missing == 0 and self.duplicates == 0 and self.leaks == 0
@@ -112,15 +127,8 @@ def kill_run(tmp: Path, socket: str, home: Path, *, run_id: str, kills: int, rng
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait(30)
-    evs = journal_events(home, run_id)
+    evs = report.tally_storage(home, snapshots)
     ids = [e.event_id for e in evs]
-    report.events = len(ids)
-    report.lost = sum(1 for snap in snapshots for i, eid in enumerate(snap) if i >= len(ids) or ids[i] != eid)
-    settings = Settings(home=home).ensure()
-    sync(settings, wait_s=30)
-    with open_warehouse(settings.warehouse, read_only=True, wait_s=30) as wh:
-        stored = set(wh.sql("SELECT event_id FROM events WHERE run_id = ?", [run_id])["event_id"].to_list())
-    report.missing = len(set(ids) - stored)
     markers = Counter(r["marker"] for r in agent.records("instruction"))
     checkpoints = Counter(c["checkpoint_key"] for c in kinds(evs, "checkpoint"))
     report.duplicates = sum(n - 1 for c in (markers, checkpoints) for n in c.values())
@@ -219,15 +227,8 @@ def plain_kill_run(tmp: Path, socket: str, home: Path, *, kills: int, rng: rando
         if proc.poll() is None:
             proc.kill()
             proc.wait(30)
-    evs = journal_events(home, run_id)
+    evs = report.tally_storage(home, snapshots)
     ids = [e.event_id for e in evs]
-    report.events = len(ids)
-    report.lost = sum(1 for snap in snapshots for i, eid in enumerate(snap) if i >= len(ids) or ids[i] != eid)
-    settings = Settings(home=home).ensure()
-    sync(settings, wait_s=30)
-    with open_warehouse(settings.warehouse, read_only=True, wait_s=30) as wh:
-        stored = set(wh.sql("SELECT event_id FROM events WHERE run_id = ?", [run_id])["event_id"].to_list())
-    report.missing = len(set(ids) - stored)
     answered = Counter(r["id"] for r in read_record(rec) if r["event"] == "answer")
     report.duplicates = sum(n - 1 for n in answered.values()) + len(stray_keys(rec))
     report.instructions = len(answered)
