@@ -158,9 +158,9 @@ def _read_warehouse_state(wh: Any) -> RegistryState:
 def registry_state(settings: Settings, *, wait_s: float = 1.0, quiet: bool = False) -> RegistryState:
     """The registry as the warehouse has it (refreshing the cache), else as last cached, else empty
     (``quiet``: say so in the debug log only, as help text does)."""
-    from supervisor.warehouse import open_warehouse
-
     if settings.warehouse.exists():
+        from supervisor.warehouse import open_warehouse  # DuckDB only when there is a warehouse to read
+
         try:
             with open_warehouse(settings.warehouse, read_only=True, wait_s=wait_s) as wh:
                 st = _read_warehouse_state(wh)
