@@ -20,6 +20,7 @@ The read API returns polars DataFrames that always carry the id columns.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from supervisor.settings import Settings, WarehouseLocation, parse_warehouse
 from supervisor.warehouse.backend import Backend, KeylessConnection, backend_of, connect, retry_conflicts
 from supervisor.warehouse.ingest import SyncReport, ingest_journals
 from supervisor.warehouse.migrations import MIGRATIONS, apply_migrations
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Warehouse",
@@ -150,8 +153,10 @@ class Warehouse:
             "GROUP BY journal_path ORDER BY journal_path").fetchall()]
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
+        try:
             self.con.close()
+        except duckdb.Error as exc:  # closing must finish; what was committed is on disk
+            log.debug("closing the warehouse connection: %s", exc)
 
 
 @contextlib.contextmanager

@@ -340,7 +340,7 @@ def _load(con: Connection, stage: pl.DataFrame) -> _Loaded:
         con.execute("COMMIT")
     except Exception:
         rollback(con)
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(duckdb.Error):
             con.unregister("stage_lines")
         raise
     return out
@@ -483,7 +483,7 @@ def _save_state(con: Connection, rejects: pl.DataFrame, states: pl.DataFrame) ->
         rollback(con)
         raise
     finally:
-        with contextlib.suppress(Exception):
-            con.unregister("reject_rows")
-            con.unregister("state_rows")
+        for view in ("reject_rows", "state_rows"):  # each one, even when the other is already gone
+            with contextlib.suppress(duckdb.Error):
+                con.unregister(view)
 
