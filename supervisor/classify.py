@@ -21,9 +21,10 @@ Regions carry the meaning, not words alone:
   nested in it included), the panel behind a bar down its left side, Claude's rules, else up to
   the user's or the agent's last message. Its **subject** (the command, path or URL approving it
   would act on) is what the policy's ``subject_patterns`` find there; every danger pattern is
-  matched against the whole region; a write is judged by where its path lands relative to the
-  pane's directory (``Screen.cwd``, else the one the agent shows). No subject: risk ``unknown``,
-  which is never approved;
+  matched against the whole region; a write (a command's redirect or ``tee`` target anywhere in
+  the region too) is judged by where its path lands relative to the pane's directory
+  (``Screen.cwd``, else the one the agent shows). No subject: risk ``unknown``, which is never
+  approved;
 * a strong **busy** marker (a spinner with a timer, "esc to interrupt") means busy even
   above an empty input box, but not when a newer paragraph or message follows it; weak
   ones ("Thinking...") count only as the last lines of output;
@@ -859,14 +860,20 @@ def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str
         if where != "inside":
             subject = shown
     if kind == "command":
-        # a command that writes a file (``> f``, ``>> f``, ``| tee f``): the file is judged like a write
-        for target in _REDIRECT.findall(subject):
+        # a command that writes a file (``> f``, ``>> f``, ``| tee f``): the file is judged like a
+        # write, by its path and by where it lands (outside the project, or not placeable: not approved)
+        targets = dict.fromkeys(t for text in texts if text for t in _REDIRECT.findall(text))
+        for target in targets:
             if target in _HARMLESS_TARGETS:
                 continue
-            shown = _place(target, cwd)[1]
+            where, shown = _place(target, cwd, dirname)
             for name, lvl, pat in rules.write_paths:
                 if (pat.search(shown) is not None or pat.search(target) is not None) and name not in matched:
                     flag(name, lvl)
+            if where == "outside" and "write-outside-project" not in matched:
+                flag("write-outside-project", rules.outside_project)
+            elif where == "unknown" and "write-not-placed" not in matched:
+                flag("write-not-placed", "unknown")
     if kind is None and level != "dangerous" and needs_subject:
         flag("no-subject", "unknown")
     return RiskAssessment.model_construct(level=level, matched=matched, subject=subject or None, subject_kind=kind)

@@ -277,18 +277,60 @@ def test_classify_cli_takes_the_working_directory(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "absolute" in bad.output
 
 
+def codex_command(command: str, *more: str) -> str:
+    """Codex's "run the following command?" dialog for ``command`` (and its further lines)."""
+    text = codex(command).replace("make the following edits?", "run the following command?")
+    return text.replace(f"  {command} (+1 -0)", "\n".join([f"  $ {command}", *(f"  {ln}" for ln in more)]))
+
+
 @pytest.mark.parametrize("command, dangerous", [
     ("echo 'export EDITOR=vim' >> ~/.bashrc", True),
     ("cat > /home/dev/.ssh/config <<'EOF'", True),
     ("printf '[user]\\n' | tee -a ~/.gitconfig", True),
-    ("pytest -q > /tmp/test-log.txt 2>&1", False),
+    ("pytest -q > /tmp/test-log.txt 2>&1", True),  # outside the project, like any other write there
+    ("cat > ../other-project/notes.md <<'EOF'", True),
+    ("echo done | tee /srv/elsewhere/status.txt", True),
+    ("pytest -q > test-log.txt 2>&1", False),
     ("make docs > build/docs.log", False),
+    (f"cat > {CWD}/notes/packing.md <<'EOF'", False),
+    ("pytest -q 2>/dev/null", False),
 ])
 def test_a_command_that_writes_a_file_is_judged_by_the_file(command: str, dangerous: bool, policy: Policy) -> None:
-    """A redirect or tee is a write: a shell startup file, ~/.ssh or git config as its target is
-    escalated, whatever else the command does; a log file is not."""
-    prompt, dec = judge(codex(command).replace("make the following edits?", "run the following command?")
-                        .replace(f"  {command} (+1 -0)", f"  $ {command}"), policy)
+    """A redirect or tee is a write, judged like a file write: a shell startup file, ~/.ssh or git
+    config as its target, or a target outside the project, is escalated whatever else the command
+    does; a log file inside the project is not."""
+    prompt, dec = judge(codex_command(command), policy)
     assert prompt.risk.subject_kind == "command"
     assert (prompt.risk.level == "dangerous") is dangerous, prompt.risk
     assert (dec.kind == "escalate") is dangerous
+    assert bool(dec.approves) is (not dangerous)
+
+
+def test_a_command_writing_where_it_cannot_be_placed_is_never_approved(policy: Policy) -> None:
+    """No pane directory and none on screen: a command writing an absolute path is not approved (risk
+    unknown), as a file write there is not; a relative target stays inside; the directory's name in
+    the pane title places a path without it outside (and never one with it inside)."""
+    prompt, dec = judge(codex_command("cat > /srv/shop/notes.md <<'EOF'"), policy, cwd="")
+    assert prompt.risk.level == "unknown" and "write-not-placed" in prompt.risk.matched
+    assert dec.kind == "escalate" and not dec.keys
+    prompt, dec = judge(codex_command("pytest -q > test-log.txt 2>&1"), policy, cwd="")
+    assert prompt.risk.level == "none" and dec.approves is True
+
+    def titled(command: str) -> RiskAssessment:
+        text = codex_command(command)
+        obs = classify(Screen(text=text, width=100, height=40, title="[ ! ] Action Required | shop"), policy)
+        assert obs.prompt is not None
+        return obs.prompt.risk
+
+    outside = titled("cat > /srv/elsewhere/notes.md <<'EOF'")
+    assert outside.level == "dangerous" and "write-outside-project" in outside.matched
+    assert titled("cat > /srv/shop/notes.md <<'EOF'").level == "unknown"
+
+
+def test_a_write_on_a_later_line_of_the_command_is_judged_too(policy: Policy) -> None:
+    """Danger is read over the whole dialog: a multi-line command whose first line writes nothing
+    still has every redirect in it placed."""
+    prompt, dec = judge(codex_command("cd build && make docs", "cp docs.log /tmp/ && echo ok > /srv/elsewhere/ok"),
+                        policy)
+    assert prompt.risk.level == "dangerous" and "write-outside-project" in prompt.risk.matched, prompt.risk
+    assert dec.kind == "escalate" and not dec.keys
