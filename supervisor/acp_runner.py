@@ -271,13 +271,7 @@ class AcpRunner:
             return None
         event = self.journal.append(kind, payload, event_id=event_id)
         self.fold.apply(event)
-        try:
-            if self.on_change is not None:
-                self.on_change(event)
-            if self.on_journal is not None:
-                self.on_journal(self, event)
-        except Exception as exc:  # noqa: BLE001 - a printer must not stop supervision
-            log.warning("journal hook failed: %s", exc)
+        self._wf_event(event)
         return event
 
     def _friction(self, kind: FrictionKind, detail: str, seconds_lost: float | None = None, **extra: Any) -> None:
@@ -806,6 +800,7 @@ class AcpRunner:
             self._next_task()
 
     def _wf_event(self, event: Event) -> None:
+        """Tell the printer and the journal hook about an event (the run's own and the workflow's)."""
         try:
             if self.on_change is not None:
                 self.on_change(event)

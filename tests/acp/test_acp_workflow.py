@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from supervisor.errors import EXIT_OK
+from supervisor.workflow.demo import DEMO_SPEC as SPEC  # the plan `make demo` runs in tmux, here over ACP
 from supervisor.workflow.spec import approve_spec_text
 from tests.acp.helpers import (
     agent_argv,
@@ -22,30 +23,6 @@ from tests.acp.helpers import (
 )
 from tests.conftest import run_cli
 
-SPEC = """name: greeting
-goal: a greeting program with a passing check and a README
-steps:
-  - id: write
-    objective: write hello.py that prints a greeting
-    verify:
-      - {type: artifact, path: hello.py, contains: hello}
-  - id: test
-    objective: make check.py pass
-    verify:
-      - {type: command, run: "python3 check.py", expect: pass, timeout_s: 30, id: check}
-  - id: docs
-    objective: document it in README.md
-    verify:
-      - {type: artifact, path: README.md, contains: hello.py}
-acceptance:
-  required_evidence:
-    - {type: passed, verifier: check}
-  forbidden_states: [failing_tests]
-  must_review_by: human
-  risk_class: low
-approval:
-  status: draft
-"""
 FAILING_CHECK = "import sys\nprint('FAIL: greeting should say hello, world')\nsys.exit(1)\n"
 PASSING_CHECK = "print('ok: greeting says hello, world')\n"
 
