@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from evals.agent import agent_command, stray_count
-from supervisor.errors import PaneGone, WarehouseLocked
+from supervisor.errors import PaneGone, WarehouseError, WarehouseLocked
 from supervisor.policy import Policy, baseline_policy
 from supervisor.runner import PaneRunner, RunConfig, Supervisor
 from supervisor.settings import Settings
@@ -180,10 +180,17 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(PaneGone):
             TmuxSurface(wf_socket).cmd("kill-server")
     _say(format_demo_summary(workflow))
-    with contextlib.suppress(WarehouseLocked):
+    unsynced = ""
+    try:
         sync(settings)
-    _say(f"\njournals: {settings.journals_dir}\nwarehouse: {settings.warehouse}"
-         + ("" if synced else "  (locked or unavailable: run `supervisor warehouse sync` later)"))
+    except WarehouseLocked:
+        unsynced = "  (locked: run `supervisor warehouse sync` later)"
+    except WarehouseError as exc:  # e.g. a file a newer DuckDB wrote: the journals still hold every run
+        unsynced = f"\n  not updated: {exc.one_line()}"
+    else:
+        if not synced:
+            unsynced = "  (locked or unavailable: run `supervisor warehouse sync` later)"
+    _say(f"\njournals: {settings.journals_dir}\nwarehouse: {settings.warehouse}{unsynced}")
     _say("\nlook further:\n"
          "  supervisor runs\n"
          f"  supervisor runs show {claude.run_id}\n"
