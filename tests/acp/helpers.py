@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,19 @@ def start_run(env: dict[str, str], cwd: Path, argv: list[str], *options: str) ->
     return subprocess.Popen([sys.executable, "-m", "supervisor", "run", "--acp", *options, "--", *argv],
                             cwd=cwd, env=env | {"PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+
+
+@contextmanager
+def acp_run(env: dict[str, str], cwd: Path, argv: list[str], *options: str) -> Iterator[subprocess.Popen[str]]:
+    """``start_run`` for a block that talks to the run while it lasts: whatever the block raises, the
+    run is not left behind (killed and reaped if still alive)."""
+    proc = start_run(env, cwd, argv, *options)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from supervisor.errors import EXIT_AGENT_EXITED, EXIT_ESCALATED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tests.acp.helpers import (
+    acp_run,
     agent_argv,
     agent_log,
     decisions,
@@ -110,8 +111,7 @@ def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, 
         {"tool": MYSTERY},  # no command, path or URL: unknown subject, never approved
         {"say": "Finished."},
     ]])
-    proc = start_run(cli_env, work, agent_argv(script), "--task", "clean up")
-    try:
+    with acp_run(cli_env, work, agent_argv(script), "--task", "clean up") as proc:
         pause = wait_for_event(sv_home, lambda e: e.kind == "pause", "the first escalation")
         assert "dangerous" in pause.payload["pause_reason"] and "rm -rf ~" in pause.payload["pause_reason"]
         assert [o["optionId"] for o in pause.payload["options"]] == ["allow_once", "allow_always", "reject_once"]
@@ -133,10 +133,6 @@ def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, 
         assert ok2.returncode == EXIT_OK, ok2.stderr
         assert "answered" in ok2.stdout and "allow_once" in ok2.stdout
         code, out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert code == EXIT_OK, (out, err)
     assert second.payload["risk"]["subject_kind"] is None
     assert ran(log) == ["Do the thing"]
@@ -157,16 +153,11 @@ def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, 
 
 def test_stopping_a_run_paused_on_a_request(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     script, log = write_agent_script(tmp_path, [[{"tool": RM_HOME}]])
-    proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "clean up")
-    try:
+    with acp_run(cli_env, tmp_path, agent_argv(script), "--task", "clean up") as proc:
         pause = wait_for_event(sv_home, lambda e: e.kind == "pause", "the escalation")
         stop = run_cli("runs", "stop", pause.run_id, env=cli_env)
         assert stop.returncode == 0, stop.stderr
         code, out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert code == EXIT_ESCALATED, (out, err)
     assert permissions(log)["rm -rf ~"]["outcome"] == "cancelled"  # the waiting request is cancelled
     assert ran(log) == []
@@ -199,17 +190,12 @@ def test_a_crashed_agent_ends_the_run_with_its_error(tmp_path: Path, sv_home: Pa
 
 def test_an_error_answering_the_prompt_pauses_the_run(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     script, _log = write_agent_script(tmp_path, [[{"fail": {"code": -32000, "message": "Authentication required"}}]])
-    proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "do it")
-    try:
+    with acp_run(cli_env, tmp_path, agent_argv(script), "--task", "do it") as proc:
         pause = wait_for_event(sv_home, lambda e: e.kind == "pause", "the blocker's pause")
         assert "runs task" in pause.payload["next_action"]
         assert pause.payload["blocker"]["kind"] == "auth"
         run_cli("runs", "stop", pause.run_id, env=cli_env)
         code, out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert code == EXIT_ESCALATED, (out, err)
 
 
@@ -248,8 +234,7 @@ def test_garbage_on_the_protocol_channel_does_not_stop_supervision(tmp_path: Pat
 
 def test_an_agent_stuck_at_start_can_be_stopped(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     script, log = write_agent_script(tmp_path, [], hang_initialize=True)
-    proc = start_run(cli_env, tmp_path, agent_argv(script), "--task", "x")
-    try:
+    with acp_run(cli_env, tmp_path, agent_argv(script), "--task", "x") as proc:
         started = wait_for_event(sv_home, lambda e: e.kind == "note" and e.payload.get("type") == "acp_started",
                                  "the agent's start")
         retry_until(lambda: any(r["event"] == "initialize" for r in agent_log(log)), 30,
@@ -257,10 +242,6 @@ def test_an_agent_stuck_at_start_can_be_stopped(tmp_path: Path, sv_home: Path, c
         stop = run_cli("runs", "stop", started.run_id, env=cli_env)
         assert stop.returncode == 0, stop.stderr
         code, out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert code == EXIT_INTERRUPTED, (out, err)
     _, evs = journal(sv_home)
     assert evs[-1].kind == "run_ended" and evs[-1].payload["outcome"] == "stopped"
@@ -269,8 +250,7 @@ def test_an_agent_stuck_at_start_can_be_stopped(tmp_path: Path, sv_home: Path, c
 
 def test_runs_task_hands_a_waiting_agent_its_next_prompt(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     script, log = write_agent_script(tmp_path, [[{"tool": LS}, {"say": "Listed."}], [{"say": "Second."}]])
-    proc = start_run(cli_env, tmp_path, agent_argv(script))  # no --task: it waits for `runs task`
-    try:
+    with acp_run(cli_env, tmp_path, agent_argv(script)) as proc:  # no --task: it waits for `runs task`
         ready = wait_for_event(sv_home, lambda e: e.kind == "note" and e.payload.get("type") == "acp_session",
                                "the session")
         assert [r for r in agent_log(log) if r["event"] == "prompt"] == []
@@ -282,10 +262,6 @@ def test_runs_task_hands_a_waiting_agent_its_next_prompt(tmp_path: Path, sv_home
         assert proc.poll() is None  # a run without --task lasts until it is stopped (or the agent exits)
         assert run_cli("runs", "stop", ready.run_id, env=cli_env).returncode == 0
         code, out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert code == EXIT_INTERRUPTED, (out, err)
     assert [r["text"] for r in agent_log(log) if r["event"] == "prompt"] == ["list the files", "and now say more"]
     assert ran(log) == ["ls -la"]

@@ -13,11 +13,11 @@ from supervisor.errors import EXIT_OK
 from supervisor.workflow.demo import DEMO_SPEC as SPEC  # the plan `make demo` runs in tmux, here over ACP
 from supervisor.workflow.spec import approve_spec_text
 from tests.acp.helpers import (
+    acp_run,
     agent_argv,
     agent_log,
     finish,
     journal,
-    start_run,
     wait_for_event,
     write_agent_script,
 )
@@ -42,18 +42,13 @@ def test_a_spec_run_over_acp(tmp_path: Path, sv_home: Path, cli_env: dict) -> No
         [{"write": {"path": "README.md", "text": "Run hello.py.\n"}},
          {"checkpoint": {"status": "workflow_done", "current_node": "docs", "summary": "documented"}}],
     ])
-    proc = start_run(cli_env, work, agent_argv(script), "--spec", str(spec))
-    try:
+    with acp_run(cli_env, work, agent_argv(script), "--spec", str(spec)) as proc:
         held = wait_for_event(sv_home, lambda e: e.kind == "pause" and e.payload.get("hold") == "review",
                               "the finish held for review", seconds=90)
         assert proc.poll() is None
         review = run_cli("runs", "review", held.run_id, "--by", "human", env=cli_env)
         assert review.returncode == 0, review.stderr
         code, out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert code == EXIT_OK, (out, err)
 
     prompts = [r["text"] for r in agent_log(log) if r["event"] == "prompt"]

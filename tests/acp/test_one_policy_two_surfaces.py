@@ -13,6 +13,8 @@ is what is judged."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from supervisor.decide import decide
 from supervisor.journal import iter_events
 from supervisor.models import RunState, Screen
 from supervisor.policy import baseline_policy
-from tests.acp.helpers import agent_argv, decisions, finish, journal, start_run, write_agent_script
+from tests.acp.helpers import acp_run, agent_argv, decisions, finish, journal, write_agent_script
 from tests.conftest import run_cli
 from tests.helpers import retry_until
 
@@ -103,6 +105,16 @@ def _acp_decision(agent: str, call: dict[str, Any], cwd: str = CWD) -> tuple[str
     return d.kind, d.approves, obs.prompt.risk.level, obs.prompt.risk.subject_kind
 
 
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A session directory with a short path. The screen twin draws an edit's path in a dialog ~95
+    columns wide: a longer path wraps onto the next row, where the classifier (failing safe) no
+    longer reads it whole and escalates, while ACP carries the whole path and approves. pytest's own
+    temp paths grow with the test's name and with pytest-xdist's worker folder, so they are not used."""
+    with tempfile.TemporaryDirectory(prefix="acp-") as d:
+        yield Path(d)
+
+
 SCREEN_COMMAND = {"claude": claude_permission, "gemini": gemini_permission, "codex": codex_permission}
 
 
@@ -131,12 +143,12 @@ def test_edits_decide_alike(agent: str, path: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize("agent", ["claude", "gemini", "codex"])
-def test_live_acp_run_decides_as_the_screen_does(agent: str, tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
+def test_live_acp_run_decides_as_the_screen_does(agent: str, tmp_path: Path, short_dir: Path, sv_home: Path,
+                                                cli_env: dict) -> None:
     """The same requests through the real runner: the scripted agent announces each call (kind,
     title, raw input or locations) and asks as the real agent does; each escalation is answered
     with its reject option through ``supervisor runs answer``."""
-    work = tmp_path / "app"  # the session's directory: edits are placed against it on both surfaces
-    work.mkdir()
+    work = short_dir  # the session's directory: edits are placed against it on both surfaces
     cwd = str(work)
     steps: list[dict[str, Any]] = []
     expected: list[tuple[str, bool | None]] = []
@@ -155,17 +167,12 @@ def test_live_acp_run_decides_as_the_screen_does(agent: str, tmp_path: Path, sv_
     names = {"claude": "claude-code-acp", "gemini": "gemini", "codex": "codex-acp"}
     script, _log = write_agent_script(tmp_path, [steps], agent_name=names[agent])
     reject = next(o["optionId"] for o in options if o["kind"] == "reject_once")
-    proc = start_run(cli_env, work, agent_argv(script), "--task", "go")
-    try:
+    with acp_run(cli_env, work, agent_argv(script), "--task", "go") as proc:
         for n in range(1, sum(1 for e in expected if e[0] == "escalate") + 1):
             retry_until(lambda n=n: _pauses(sv_home) >= n, 60, message=f"escalation {n}")
             ok = run_cli("runs", "answer", "last", reject, "--wait", "60", env=cli_env)
             assert ok.returncode == 0, ok.stderr
         code, out, err = finish(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert code == 0, (out, err)
     _, evs = journal(sv_home)
     assert next(e.payload["agent"] for e in evs if e.kind == "note" and e.payload["type"] == "acp_initialized") == agent
