@@ -367,36 +367,11 @@ def m_eval_tables(con: Connection) -> None:
     )
 
 
-def m_friction_time(con: Connection) -> None:
-    """Friction that measures time: ``friction_events`` has one row per occurrence with the
-    seconds it cost, what ended it, the rule or pattern behind it, the agent and the policy;
-    ``friction_by_run|agent|rule|policy|day`` roll it up. ``friction_by_kind`` and ``run_summary``
-    are redefined over it (``run_summary`` gains ``friction_seconds``).
-
-    Derived at query time from the events, so journals written before a field existed are read
-    the same way and nothing has to be backfilled. What each kind costs (``seconds_lost``, when
-    the journal did not record it):
-
-    - ``escalation`` (one per ``pause``): until what ended it: the next ``resume`` (its
-      ``waited_s`` when the runner measured it), a newer pause (``superseded``), the run's end
-      (``run_ended``), or the run's last event while still paused (``open``: at least that long).
-      ``ended_by`` is the resume's ``by`` (``human``, ``blocker_cleared``, ``agent_exit``,
-      ``timeout``, ``supervisor``, ``review``); ``human_keys`` and ``selected`` say what the
-      human pressed and chose.
-    - ``stall``: the quiet time before the stall was noticed (journaled by the runner).
-    - ``answer_not_taken``: from our delivered keys until we gave up waiting for them to take.
-    - ``repeated_prompt``: from the prompt's return until it was dealt with again (our next keys,
-      an escalation, or the run's end).
-    - ``human_keystrokes``: how long the supervisor kept its hands off for the human (from the
-      first keystroke noticed to the last ``human-active`` wait before it acted again).
-    - ``retry`` (one per workflow ``retry`` decision): from the retry until that step was verified
-      again (or the run's end).
-    - anything else (``manual``...): as journaled.
-    """
-    con.execute(
-        r"""
-        CREATE VIEW friction_events AS
-        WITH run_info AS (
+# The parts of the ``friction_events`` view that :func:`m_friction_time` wrote and
+# :func:`m_friction_time_joins` re-creates unchanged: who ran what (``run_info``), the escalations
+# (one per ``pause``, timed to what ended it) and the final projection. Both migrations have shipped,
+# so this text must stay as it is: a change to the view is a new migration.
+_FRICTION_ESCALATIONS_SQL = r"""        WITH run_info AS (
             SELECT r.run_id, r.agent, r.policy_id, coalesce(r.ended_at, r.last_event_at) AS end_at, s.policy_name
             FROM runs r LEFT JOIN (
                 SELECT run_id, arg_max(payload->>'$.policy_name', seq) AS policy_name
@@ -436,7 +411,57 @@ def m_friction_time(con: Connection) -> None:
             LEFT JOIN decisions d ON d.decision_id = (m.payload->>'$.decision_id')
             WHERE m.kind = 'pause'
         ),
-        journaled AS (
+"""
+
+_FRICTION_EVENTS_SELECT_SQL = r"""        everything AS (
+            SELECT friction_id, run_id, seq, occurred_at, kind, detail, seconds_lost, derived, ended_by, ended_at,
+                   human_keys, selected, rule, pattern, decision_id, trigger_id, signature, policy_id, author
+            FROM escalation
+            UNION ALL BY NAME SELECT * FROM other
+            UNION ALL BY NAME SELECT * FROM retry
+        )
+        SELECT x.friction_id, x.run_id, x.seq, x.occurred_at, CAST(x.occurred_at AS DATE) AS day, x.kind,
+               greatest(x.seconds_lost, 0.0) AS seconds_lost, x.ended_by, x.ended_at, x.human_keys, x.selected,
+               x.rule, x.pattern, ri.agent, x.policy_id, ri.policy_name, x.decision_id, x.trigger_id,
+               o.screen_hash, coalesce(x.signature, o.prompt->>'$.signature') AS signature, x.detail, x.author,
+               x.derived
+        FROM everything x LEFT JOIN run_info ri USING (run_id)
+        LEFT JOIN observations o ON o.observation_id = x.trigger_id;
+"""
+
+
+def m_friction_time(con: Connection) -> None:
+    """Friction that measures time: ``friction_events`` has one row per occurrence with the
+    seconds it cost, what ended it, the rule or pattern behind it, the agent and the policy;
+    ``friction_by_run|agent|rule|policy|day`` roll it up. ``friction_by_kind`` and ``run_summary``
+    are redefined over it (``run_summary`` gains ``friction_seconds``).
+
+    Derived at query time from the events, so journals written before a field existed are read
+    the same way and nothing has to be backfilled. What each kind costs (``seconds_lost``, when
+    the journal did not record it):
+
+    - ``escalation`` (one per ``pause``): until what ended it: the next ``resume`` (its
+      ``waited_s`` when the runner measured it), a newer pause (``superseded``), the run's end
+      (``run_ended``), or the run's last event while still paused (``open``: at least that long).
+      ``ended_by`` is the resume's ``by`` (``human``, ``blocker_cleared``, ``agent_exit``,
+      ``timeout``, ``supervisor``, ``review``); ``human_keys`` and ``selected`` say what the
+      human pressed and chose.
+    - ``stall``: the quiet time before the stall was noticed (journaled by the runner).
+    - ``answer_not_taken``: from our delivered keys until we gave up waiting for them to take.
+    - ``repeated_prompt``: from the prompt's return until it was dealt with again (our next keys,
+      an escalation, or the run's end).
+    - ``human_keystrokes``: how long the supervisor kept its hands off for the human (from the
+      first keystroke noticed to the last ``human-active`` wait before it acted again).
+    - ``retry`` (one per workflow ``retry`` decision): from the retry until that step was verified
+      again (or the run's end).
+    - anything else (``manual``...): as journaled.
+    """
+    con.execute(
+        r"""
+        CREATE VIEW friction_events AS
+"""
+        + _FRICTION_ESCALATIONS_SQL
+        + r"""        journaled AS (
             SELECT f.*, ri.end_at, ri.policy_id AS run_policy_id,
                    CASE f.kind
                        WHEN 'answer_not_taken' THEN (
@@ -511,21 +536,9 @@ def m_friction_time(con: Connection) -> None:
             FROM events e LEFT JOIN run_info ri USING (run_id)
             WHERE e.kind = 'decision' AND coalesce(e.payload->>'$.kind', e.payload->>'$.decision.kind') = 'retry'
         ),
-        everything AS (
-            SELECT friction_id, run_id, seq, occurred_at, kind, detail, seconds_lost, derived, ended_by, ended_at,
-                   human_keys, selected, rule, pattern, decision_id, trigger_id, signature, policy_id, author
-            FROM escalation
-            UNION ALL BY NAME SELECT * FROM other
-            UNION ALL BY NAME SELECT * FROM retry
-        )
-        SELECT x.friction_id, x.run_id, x.seq, x.occurred_at, CAST(x.occurred_at AS DATE) AS day, x.kind,
-               greatest(x.seconds_lost, 0.0) AS seconds_lost, x.ended_by, x.ended_at, x.human_keys, x.selected,
-               x.rule, x.pattern, ri.agent, x.policy_id, ri.policy_name, x.decision_id, x.trigger_id,
-               o.screen_hash, coalesce(x.signature, o.prompt->>'$.signature') AS signature, x.detail, x.author,
-               x.derived
-        FROM everything x LEFT JOIN run_info ri USING (run_id)
-        LEFT JOIN observations o ON o.observation_id = x.trigger_id;
-
+"""
+        + _FRICTION_EVENTS_SELECT_SQL
+        + r"""
         CREATE VIEW friction_by_run AS
         SELECT run_id, any_value(agent) AS agent, any_value(policy_id) AS policy_id, kind,
                count(*) AS events, sum(seconds_lost) AS seconds_lost
@@ -622,47 +635,9 @@ def m_friction_time_joins(con: Connection) -> None:
     con.execute(
         r"""
         CREATE OR REPLACE VIEW friction_events AS
-        WITH run_info AS (
-            SELECT r.run_id, r.agent, r.policy_id, coalesce(r.ended_at, r.last_event_at) AS end_at, s.policy_name
-            FROM runs r LEFT JOIN (
-                SELECT run_id, arg_max(payload->>'$.policy_name', seq) AS policy_name
-                FROM events WHERE kind = 'run_started' GROUP BY run_id) s USING (run_id)
-        ),
-        marks AS (
-            SELECT event_id, run_id, seq, kind, occurred_at, payload,
-                   lead(kind) OVER w AS next_kind, lead(occurred_at) OVER w AS next_at,
-                   lead(payload) OVER w AS next_payload
-            FROM events WHERE kind IN ('pause', 'resume', 'run_ended')
-            WINDOW w AS (PARTITION BY run_id ORDER BY seq)
-        ),
-        escalation AS (
-            SELECT m.event_id AS friction_id, m.run_id, m.seq, m.occurred_at, 'escalation' AS kind,
-                   coalesce(m.payload->>'$.pause_reason', m.payload->>'$.reason') AS detail,
-                   coalesce(CASE WHEN m.next_kind = 'resume' THEN TRY_CAST(m.next_payload->>'$.waited_s' AS DOUBLE) END,
-                            date_diff('millisecond', m.occurred_at, coalesce(m.next_at, ri.end_at)) / 1000.0)
-                       AS seconds_lost,
-                   m.next_kind IS DISTINCT FROM 'resume' OR (m.next_payload->>'$.waited_s') IS NULL AS derived,
-                   CASE m.next_kind
-                       WHEN 'resume' THEN CASE coalesce(m.next_payload->>'$.by', 'human')
-                                              WHEN 'exit' THEN 'agent_exit' ELSE coalesce(m.next_payload->>'$.by', 'human') END
-                       WHEN 'pause' THEN 'superseded'
-                       WHEN 'run_ended' THEN 'run_ended'
-                       ELSE 'open' END AS ended_by,
-                   coalesce(m.next_at, ri.end_at) AS ended_at,
-                   CASE WHEN m.next_kind = 'resume' THEN m.next_payload->'$.human_keys' END AS human_keys,
-                   CASE WHEN m.next_kind = 'resume' THEN m.next_payload->>'$.selected' END AS selected,
-                   coalesce(m.payload->>'$.rule', d.rule) AS rule,
-                   coalesce(nullif(array_to_string(m.payload->>'$.risk.matched[*]', ','), ''),
-                            'blocker:' || (m.payload->>'$.blocker.kind'), m.payload->>'$.hold',
-                            coalesce(m.payload->>'$.rule', d.rule)) AS pattern,
-                   m.payload->>'$.decision_id' AS decision_id, d.trigger_id AS trigger_id,
-                   coalesce(m.payload->>'$.signature', m.payload->>'$.decision.signature') AS signature,
-                   coalesce(d.policy_id, ri.policy_id) AS policy_id, 'supervisor' AS author
-            FROM marks m LEFT JOIN run_info ri USING (run_id)
-            LEFT JOIN decisions d ON d.decision_id = (m.payload->>'$.decision_id')
-            WHERE m.kind = 'pause'
-        ),
-        fj AS (
+"""
+        + _FRICTION_ESCALATIONS_SQL
+        + r"""        fj AS (
             SELECT f.*, ri.end_at, ri.policy_id AS run_policy_id FROM friction f LEFT JOIN run_info ri USING (run_id)
             WHERE NOT (f.kind IN ('escalation', 'retry') AND f.author = 'supervisor')
         ),
@@ -779,21 +754,9 @@ def m_friction_time_joins(con: Connection) -> None:
             ASOF LEFT JOIN (SELECT run_id, node, seq, occurred_at FROM verifications) v
               ON r.run_id = v.run_id AND r.node = v.node AND r.seq < v.seq
         ),
-        everything AS (
-            SELECT friction_id, run_id, seq, occurred_at, kind, detail, seconds_lost, derived, ended_by, ended_at,
-                   human_keys, selected, rule, pattern, decision_id, trigger_id, signature, policy_id, author
-            FROM escalation
-            UNION ALL BY NAME SELECT * FROM other
-            UNION ALL BY NAME SELECT * FROM retry
-        )
-        SELECT x.friction_id, x.run_id, x.seq, x.occurred_at, CAST(x.occurred_at AS DATE) AS day, x.kind,
-               greatest(x.seconds_lost, 0.0) AS seconds_lost, x.ended_by, x.ended_at, x.human_keys, x.selected,
-               x.rule, x.pattern, ri.agent, x.policy_id, ri.policy_name, x.decision_id, x.trigger_id,
-               o.screen_hash, coalesce(x.signature, o.prompt->>'$.signature') AS signature, x.detail, x.author,
-               x.derived
-        FROM everything x LEFT JOIN run_info ri USING (run_id)
-        LEFT JOIN observations o ON o.observation_id = x.trigger_id;
-        """
+"""
+        + _FRICTION_EVENTS_SELECT_SQL
+        + r"""        """
     )
 
 
