@@ -15,10 +15,10 @@ import re
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from supervisor.errors import PolicyError
 from supervisor.models import AgentName, BlockerKind, PromptKind, RiskLevel, SubjectKind
@@ -42,34 +42,34 @@ def _check_regexes(values: list[str]) -> list[str]:
     return values
 
 
+def _check_regex(value: str) -> str:
+    _check_regexes([value])
+    return value
+
+
+Regex = Annotated[str, AfterValidator(_check_regex)]
+"""A policy field holding one regular expression: a bad one is a validation error naming it."""
+
+RegexList = Annotated[list[str], AfterValidator(_check_regexes)]
+"""A policy field holding a list of regular expressions (checked the way they are combined)."""
+
+
 class BlockerPattern(_P):
     """A regex that marks a blocker of a kind when it matches a live line."""
 
     kind: BlockerKind
-    pattern: str
+    pattern: Regex
     """Case-insensitive regular expression."""
     name: str = ""
-
-    @field_validator("pattern")
-    @classmethod
-    def _valid(cls, v: str) -> str:
-        _check_regexes([v])
-        return v
 
 
 class DangerPattern(_P):
     """A regex over what a prompt would approve (command, file, URL) that marks it risky."""
 
     name: str
-    pattern: str
+    pattern: Regex
     """Case-insensitive regular expression matched against the subject and the question."""
     level: RiskLevel = "dangerous"
-
-    @field_validator("pattern")
-    @classmethod
-    def _valid(cls, v: str) -> str:
-        _check_regexes([v])
-        return v
 
 
 class SubjectPattern(_P):
@@ -79,25 +79,12 @@ class SubjectPattern(_P):
 
     kind: SubjectKind
     """What the subject is: a command, a file path, or a URL."""
-    pattern: str
+    pattern: Regex
     """Case-insensitive regular expression over one line of the dialog (the question included)."""
     take: Literal["match", "next", "previous"] = "match"
-    when: str | None = None
+    when: Regex | None = None
     """A regex some line of the dialog must match for the pattern to apply at all (a URL is what
     a dialog approves only when the dialog is about fetching or opening one)."""
-
-    @field_validator("pattern")
-    @classmethod
-    def _valid(cls, v: str) -> str:
-        _check_regexes([v])
-        return v
-
-    @field_validator("when")
-    @classmethod
-    def _valid_when(cls, v: str | None) -> str | None:
-        if v is not None:
-            _check_regexes([v])
-        return v
 
 
 AcpSource = Literal["raw_input", "title", "locations", "diff"]
@@ -121,15 +108,8 @@ class AcpSubject(_P):
     every diff's path. Paths are each judged by where they land; the riskiest one counts."""
     fields: list[str] = Field(default_factory=list)
     """For ``raw_input``: the keys to read, in order."""
-    pattern: str | None = None
+    pattern: Regex | None = None
     """For ``title``: a regex the title must match (its ``subject`` group, if any, is the subject)."""
-
-    @field_validator("pattern")
-    @classmethod
-    def _valid(cls, v: str | None) -> str | None:
-        if v is not None:
-            _check_regexes([v])
-        return v
 
 
 class ClassifierRules(_P):
@@ -140,39 +120,39 @@ class ClassifierRules(_P):
 
     recent_lines: int = Field(40, ge=5, le=500)
     """How many lines from the bottom of the screen count as live."""
-    busy_markers: list[str] = Field(default_factory=list)
+    busy_markers: RegexList = Field(default_factory=list)
     """Lines that mean the agent is working (spinners, "esc to interrupt")."""
-    idle_markers: list[str] = Field(default_factory=list)
+    idle_markers: RegexList = Field(default_factory=list)
     """Lines that mean the agent waits for a new instruction (empty input box, shell prompt)."""
-    prompt_patterns: list[str] = Field(default_factory=list)
+    prompt_patterns: RegexList = Field(default_factory=list)
     """Lines that mark a live interactive prompt ("Do you want to proceed?", "[y/N]")."""
     question_lead_words: list[str] = Field(default_factory=list)
     """Words that open a question to the user ("do you", "would you", "should I")."""
     blocker_patterns: list[BlockerPattern] = Field(default_factory=list)
-    completion_markers: list[str] = Field(default_factory=list)
+    completion_markers: RegexList = Field(default_factory=list)
     """Lines that say a turn finished ("Worked for 7s", "Cooked for 1m")."""
-    not_blocker_patterns: list[str] = Field(default_factory=list)
+    not_blocker_patterns: RegexList = Field(default_factory=list)
     """Lines that look like blockers but are not ("Approaching your usage limit")."""
     uncertain_below: float = Field(0.6, ge=0.0, le=1.0)
     """Observations less confident than this count as uncertain (the judge may be consulted)."""
-    weak_busy_markers: list[str] = Field(default_factory=list)
+    weak_busy_markers: RegexList = Field(default_factory=list)
     """Lines that suggest work ("Thinking...", "Processing...") but count only as the last lines of
     output, and lose to a completion marker below them."""
-    menu_hints: list[str] = Field(default_factory=list)
+    menu_hints: RegexList = Field(default_factory=list)
     """Footer hints shown under a live menu ("Esc to cancel", "Enter to confirm", "↑/↓ to navigate")."""
-    dialog_hints: list[str] = Field(default_factory=list)
+    dialog_hints: RegexList = Field(default_factory=list)
     """Hints that by themselves, as the bottom line, mean a dialog waits for an answer
     ("Enter to confirm", "Tab to amend", "↑↓ select · enter submit")."""
     prompt_kinds: dict[PromptKind, list[str]] = Field(default_factory=dict)
     """Regexes over a prompt's question and header that give its kind; the first kind listed that
     matches wins (unmatched menus are ``numbered_menu``, unmatched y/n prompts ``yes_no``)."""
-    approve_option: str = r"^(yes|allow|approve|accept|proceed|trust|run|continue|ok|confirm|apply)\b"
+    approve_option: Regex = r"^(yes|allow|approve|accept|proceed|trust|run|continue|ok|confirm|apply)\b"
     """Regex over an option's label: choosing it approves the prompted action."""
-    decline_option: str = r"^(no|deny|reject|decline|cancel|skip|quit|exit|abort|don'?t)\b"
+    decline_option: Regex = r"^(no|deny|reject|decline|cancel|skip|quit|exit|abort|don'?t)\b"
     """Regex over an option's label: choosing it declines."""
-    persistent_option: str = r"don'?t ask again|always|for this session|during this session|allow all|trust all"
+    persistent_option: Regex = r"don'?t ask again|always|for this session|during this session|allow all|trust all"
     """Regex over an option's label: choosing it widens future permissions ("don't ask again")."""
-    input_lines: list[str] = Field(default_factory=lambda: [r"^[❯>›](?!\s*\d{1,2}[.)]\s)(\s|$)"])
+    input_lines: RegexList = Field(default_factory=lambda: [r"^[❯>›](?!\s*\d{1,2}[.)]\s)(\s|$)"])
     """Regexes for the input line of an agent's composer ("❯ ", "> fix the bug"), whatever the agent;
     each agent's ``agents.<name>.input_lines`` add to them."""
     highlight_glyphs: str = "❯›>▶➤●◉◆→▸"
@@ -181,11 +161,11 @@ class ClassifierRules(_P):
     """Glyphs that open an agent's message or tool call ("⏺ Bash(...)", "• Ran ..."): a prompt inside
     such a message is quoted, not live. A glyph that is also a highlight glyph and is followed by a
     digit is a menu option instead."""
-    arrow_menu_hints: list[str] = Field(default_factory=lambda: [r"\benter\b( to)? continue\b"])
+    arrow_menu_hints: RegexList = Field(default_factory=lambda: [r"\benter\b( to)? continue\b"])
     """Footer hints under a highlighted menu that mean a digit only moves the cursor ("enter continue"):
     such menus are answered with arrows and Enter."""
-    title_busy_markers: list[str] = Field(default_factory=lambda: ["^[⠀-⣿◐◓◑◒]"])
-    shell_prompts: list[str] = Field(default_factory=lambda: [
+    title_busy_markers: RegexList = Field(default_factory=lambda: ["^[⠀-⣿◐◓◑◒]"])
+    shell_prompts: RegexList = Field(default_factory=lambda: [
         r"^(\([\w.-]+\) )?([\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+( \S+)?\]|[\w@.~:/-]*)\s?([$#]|(?<!\d)%)$",
         r"^(\([\w.-]+\) )?➜\s+\S+( git:\(\S+\))?( ✗)?$"])
     """Regexes for a shell's prompt line: one below an agent's last lines means the agent exited (its
@@ -193,7 +173,7 @@ class ClassifierRules(_P):
     subject_patterns: list[SubjectPattern] = Field(default_factory=list)
     """Where a dialog names what it would approve, tried in order (each agent's own patterns first).
     A dialog whose subject none of them finds has risk ``unknown`` and is never approved."""
-    cwd_patterns: list[str] = Field(default_factory=list)
+    cwd_patterns: RegexList = Field(default_factory=list)
     """Regexes with a ``cwd`` group for an agent's header or footer that shows its working directory:
     used to place a write when the pane's directory is not known."""
     """Regexes over the pane title that mean the agent works (a spinner glyph the agent animates there)."""
@@ -202,19 +182,6 @@ class ClassifierRules(_P):
     ``acp_subjects`` first): the same role ``subject_patterns`` play for screens."""
     blocker_lines: int = Field(12, ge=1, le=200)
     """How many non-blank lines from the bottom a blocker message must be within to count as live."""
-
-    @field_validator("busy_markers", "idle_markers", "prompt_patterns", "completion_markers", "not_blocker_patterns",
-                     "weak_busy_markers", "menu_hints", "dialog_hints", "input_lines", "arrow_menu_hints",
-                     "title_busy_markers", "cwd_patterns", "shell_prompts")
-    @classmethod
-    def _valid(cls, v: list[str]) -> list[str]:
-        return _check_regexes(v)
-
-    @field_validator("approve_option", "decline_option", "persistent_option")
-    @classmethod
-    def _valid_one(cls, v: str) -> str:
-        _check_regexes([v])
-        return v
 
     @field_validator("prompt_kinds")
     @classmethod
@@ -240,14 +207,14 @@ class AgentProfile(_P):
     under ``npx``, ``aider-chat`` in a ``pipx``/``uvx`` path."""
     titles: list[str] = Field(default_factory=list)
     """Lowercase substrings of the pane title it sets (``claude code``)."""
-    markers: list[str] = Field(default_factory=list)
+    markers: RegexList = Field(default_factory=list)
     """Regexes over the bottom lines of the screen (and the pane title) that only this agent draws.
     The first agent listed whose marker shows wins."""
-    input_lines: list[str] = Field(default_factory=list)
+    input_lines: RegexList = Field(default_factory=list)
     """Regexes for its composer's input line (``diff> ``, ``[dev] 16% λ >``), added to
     ``classifier.input_lines``. An input line that starts with a letter is the composer only as the
     last line of the screen."""
-    composer_header: list[str] = Field(default_factory=list)
+    composer_header: RegexList = Field(default_factory=list)
     """Regexes for lines it draws between the composer's rule and its input line (aider lists the
     files in the chat there)."""
     highlight_glyphs: str = ""
@@ -256,16 +223,16 @@ class AgentProfile(_P):
     """Extra glyphs that open its messages or tool calls."""
     subject_patterns: list[SubjectPattern] = Field(default_factory=list)
     """Where its dialogs name what they would approve (tried before ``classifier.subject_patterns``)."""
-    cwd_patterns: list[str] = Field(default_factory=list)
+    cwd_patterns: RegexList = Field(default_factory=list)
     """Regexes with a ``cwd`` group for where it shows its working directory (a header or footer)."""
     acp_subjects: list[AcpSubject] = Field(default_factory=list)
     """Where its ACP permission requests name their subject (tried before ``classifier.acp_subjects``):
     Gemini CLI puts the shell command only in the tool call's title."""
-    title_directory: list[str] = Field(default_factory=list)
+    title_directory: RegexList = Field(default_factory=list)
     """Regexes with a ``name`` group for the name of its working directory in the pane title it
     sets (``Qwen - work``). Where the full directory is not known, a write to an absolute path with
     no directory of that name on its way lands outside the project (never the other way round)."""
-    footer: list[str] = Field(default_factory=list)
+    footer: RegexList = Field(default_factory=list)
     """Regexes for the last line it draws under its composer (Gemini CLI's directory, sandbox and
     model line), for an agent that does not clear the screen when the pane is resized: rows below
     the first such line under its composer are left over from an earlier draw at another width and
@@ -285,11 +252,6 @@ class AgentProfile(_P):
     for 3s") and shows no spinner while text streams in: output below the user's last message that
     stops mid-sentence, with no completion line after it, is an answer still coming in."""
 
-    @field_validator("markers", "input_lines", "composer_header", "cwd_patterns", "footer", "title_directory")
-    @classmethod
-    def _valid(cls, v: list[str]) -> list[str]:
-        return _check_regexes(v)
-
 
 AnswerThen = Literal["approve", "decline", "escalate", "keys", "option"]
 
@@ -299,22 +261,15 @@ class AnswerMatch(_P):
 
     agents: list[AgentName] | None = None
     kinds: list[PromptKind] | None = None
-    question: str | None = None
+    question: Regex | None = None
     """Regular expression over the prompt's question."""
-    subject: str | None = None
+    subject: Regex | None = None
     """Regular expression over what would be approved (command, file)."""
-    option: str | None = None
+    option: Regex | None = None
     """Regular expression that some option's label must match."""
     risk: list[RiskLevel] | None = None
     """Risk levels the rule applies to (``dangerous`` prompts are escalated regardless unless the
     rule sets ``allow_dangerous``)."""
-
-    @field_validator("question", "subject", "option")
-    @classmethod
-    def _valid(cls, v: str | None) -> str | None:
-        if v is not None:
-            _check_regexes([v])
-        return v
 
 
 class AnswerRule(_P):
@@ -353,7 +308,7 @@ class AnswerRules(_P):
     """How prompts are answered."""
 
     rules: list[AnswerRule] = Field(default_factory=list)
-    always_escalate: list[str] = Field(default_factory=list)
+    always_escalate: RegexList = Field(default_factory=list)
     """Regular expressions over the question: these prompts always go to a human."""
     danger_patterns: list[DangerPattern] = Field(default_factory=list)
     """Regexes matched against every line of a dialog (between its frame edges), not only its subject."""
@@ -361,11 +316,6 @@ class AnswerRules(_P):
     escalate_free_text: bool = True
     """Questions that want typed text go to a human (or the judge)."""
     escalate_blockers: bool = True
-
-    @field_validator("always_escalate")
-    @classmethod
-    def _valid(cls, v: list[str]) -> list[str]:
-        return _check_regexes(v)
 
 
 class Timing(_P):
