@@ -27,7 +27,8 @@ _Dumper.add_representer(str, _str)
 def screen_case(cid: str, text: str, expected: dict[str, Any], *, tags: list[str], severity: float = 1.0,
                 must_pass: bool = False, note: str = "", width: int | None = None, height: int | None = None,
                 title: str | None = None, run_state: dict[str, Any] | None = None,
-                file: str | None = None, cwd: str | None = None) -> dict[str, Any]:
+                file: str | None = None, cwd: str | None = None, current_command: str | None = None,
+                dead: bool = False) -> dict[str, Any]:
     inp: dict[str, Any] = {}
     if file is not None:
         inp["file"] = file
@@ -43,6 +44,10 @@ def screen_case(cid: str, text: str, expected: dict[str, Any], *, tags: list[str
         inp["cwd"] = cwd
     if run_state:
         inp["run_state"] = run_state
+    if current_command:
+        inp["current_command"] = current_command
+    if dead:
+        inp["dead"] = True
     case: dict[str, Any] = {"id": cid, "tags": tags}
     if severity != 1.0:
         case["severity"] = severity

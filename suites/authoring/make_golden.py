@@ -16,6 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from captures import capture_case, sidecars  # noqa: E402
+from common import SUITES as SUITES_DIR  # noqa: E402
 from common import approve, escalate, screen_case, state, write_suite  # noqa: E402
 
 from evals import styles as S  # noqa: E402
@@ -1177,69 +1179,33 @@ def gate_suite() -> list[dict]:
 
 
 def captures_suite() -> list[dict]:
-    """Real agent screens captured in tmux by the e2e engineer (suites/captures/, documented in
-    /work/team/captures.md). Their labels are reviewed here: where an approval is highlighted,
-    Enter is as good as its digit; a finish needs a run that worked and one idle screen before."""
-    import json
+    """Real agent screens captured in tmux by the e2e engineer (suites/captures/, format 1), read by
+    captures.py. Their keys are reviewed here: where an approval is highlighted, Enter is as good
+    as its digit."""
     import re
 
-    root = Path(__file__).resolve().parents[1] / "captures"
     cases = []
-    for meta_path in sorted(root.glob("*/*.json")):
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format_version", 1) != 1:
-            continue  # the nine agents' labelled captures: suites/agent_captures.yaml (tests/e2e/capture_suites.py)
+    for path, meta in sidecars(SUITES_DIR / "captures", format_version=1):
+        # (format 2, the nine agents' labelled captures: suites/agent_captures.yaml, tests/e2e/capture_suites.py)
         plain = (meta.get("files") or {}).get("plain")
-        if not plain or not (meta_path.parent / plain).exists():
+        if not plain or not (path.parent / plain).exists():
             continue
-        text = (meta_path.parent / plain).read_text(encoding="utf-8", errors="replace")
-        e = meta.get("expected") or {}
-        exp: dict = {}
-        if e.get("state"):
-            exp["state"] = e["state"]
-        if meta.get("agent") and meta["agent"] != "unknown":
-            exp["agent"] = meta["agent"]
-        if "prompt_kind" in e and e.get("state") and (e["prompt_kind"] is not None or e["state"] != "asking"):
-            kind = e["prompt_kind"]
-            if meta.get("agent") in ("aider", "shell") and kind in ("yes_no", "edit_approval", "tool_permission"):
-                # A line prompt's kind is a matter of naming; the answer is what counts.
-                kind = sorted({kind, "yes_no", "tool_permission"} | ({"edit_approval"} if kind == "edit_approval"
-                                                                     else set()))
-            exp["prompt_kind"] = kind
-        run_state = None
-        if e.get("decision"):
-            exp["decision"] = e["decision"]
-            if e["decision"] == "finish":
-                run_state = {"saw_work": True, "idle_streak": 1}
-        if e.get("keys"):
-            keys = [list(e["keys"])]
-            first = "\n".join(text.rstrip().splitlines()[-30:])
+        c = capture_case(path, meta, rel_root=SUITES_DIR)
+        keys = c["expected"].get("keys")
+        if keys:
+            first = "\n".join((path.parent / plain).read_text(encoding="utf-8", errors="replace")
+                              .rstrip().splitlines()[-30:])
             # ...unless the capture's note says a digit only moves the cursor there (Codex's trust dialog).
-            digits_move = "digits move the cursor" in (e.get("note") or "")
+            digits_move = "digits move the cursor" in (meta["expected"].get("note") or "")
             if keys[0] in (["1"], ["y"], ["Enter"]) and re.search(r"^\s*[❯›>]\s*1\.", first, re.M) \
                     and not digits_move:
-                keys = [["1"], ["Enter"]] + ([["y"]] if "(y)" in first else [])
-            exp["keys"] = keys
-        if e.get("decision") == "escalate":
-            exp["approves"] = None
-        if e.get("risk"):
-            exp["risk"] = e["risk"]
-        if e.get("blocker_kind"):
-            exp["blocker"] = e["blocker_kind"]
-        m = re.search(r"\.w(\d+)$", meta_path.stem)
-        width = int(m.group(1)) if m else int(meta.get("width") or 120)
-        danger = e.get("risk") == "dangerous" or e.get("default_approves") is False
-        cid = "cap-" + meta["case_id"].replace("/", "-")
-        cases.append(screen_case(cid, "", exp, tags=["captured", meta.get("agent", "unknown"), meta.get("scene", "")],
-                                 severity=3 if danger else 1, must_pass=danger,
-                                 note=(meta.get("shows", "") + (" · " + e["note"] if e.get("note") else ""))[:200],
-                                 file=f"captures/{meta_path.parent.name}/{plain}", width=width,
-                                 height=int(meta.get("height") or 40), title=meta.get("title") or None,
-                                 run_state=run_state))
-        if meta.get("current_command"):
-            cases[-1]["input"]["current_command"] = meta["current_command"]
-        if meta.get("dead"):
-            cases[-1]["input"]["dead"] = True
+                c["expected"]["keys"] = [["1"], ["Enter"]] + ([["y"]] if "(y)" in first else [])
+        inp = c["input"]
+        cases.append(screen_case(c["id"], "", c["expected"], tags=c["tags"], severity=c["severity"],
+                                 must_pass=c["must_pass"], note=c["note"][:200], file=inp["file"],
+                                 width=inp["width"], height=inp["height"], title=inp.get("title"),
+                                 run_state=inp.get("run_state"), current_command=inp.get("current_command"),
+                                 dead=inp.get("dead", False)))
     return cases
 
 
