@@ -56,19 +56,21 @@ def _fit(lines: list[str], width: int) -> str:
     return "\n".join(out)
 
 
+def _transcript(items: list[str], bullet: str, keep: tuple[str, ...] = ()) -> list[str]:
+    """Transcript lines, each followed by a blank line: an item that starts with one of ``keep`` (the
+    user's message, tool output) stays as it is, anything else becomes a ``bullet`` message."""
+    out: list[str] = []
+    for it in items:
+        out += [it if it.startswith(keep) else f"{bullet} {it}", ""]
+    return out
+
+
 # --------------------------------------------------------------------------- Claude Code
 
 
 def claude_history(items: list[str]) -> list[str]:
     """Transcript lines: ``> user text`` stays, anything else becomes a ``⏺`` message."""
-    out: list[str] = []
-    for it in items:
-        if it.startswith("> ") or it.startswith("  ⎿") or it.startswith("⏺"):
-            out.append(it)
-        else:
-            out.append(f"⏺ {it}")
-        out.append("")
-    return out
+    return _transcript(items, "⏺", ("> ", "  ⎿", "⏺"))
 
 
 def claude_input_box(width: int, footer: str = "  ? for shortcuts", text: str = "") -> list[str]:
@@ -181,14 +183,8 @@ def claude_spinner(verb: str = "Thinking", seconds: float = 0, frame: int = 0) -
 
 
 def codex_history(items: list[str]) -> list[str]:
-    out: list[str] = []
-    for it in items:
-        if it.startswith("› ") or it.startswith("  └") or it.startswith("    "):
-            out.append(it)
-        else:
-            out.append(f"• {it}")
-        out.append("")
-    return out
+    """Transcript lines: ``› user text`` and tool output stay, anything else becomes a ``•`` message."""
+    return _transcript(items, "•", ("› ", "  └", "    "))
 
 
 def codex_footer(width: int, context: int = 97) -> list[str]:
@@ -272,17 +268,13 @@ def gemini_footer(width: int, model: str = "gemini-2.5-pro", ctx: int = 98) -> l
 
 
 def gemini_idle(history: list[str], *, width: int = 100) -> str:
-    lines: list[str] = []
-    for h in history:
-        lines += [f"✦ {h}" if not h.startswith(">") else h, ""]
+    lines = _transcript(history, "✦", (">",))
     lines += _box([">   Type your message or @path/to/file"], width) + gemini_footer(width)
     return _fit(lines, width)
 
 
 def gemini_busy(history: list[str], *, width: int = 100, status: str = "⠴ Analyzing the test failures (esc to cancel, 9s)") -> str:
-    lines: list[str] = []
-    for h in history:
-        lines += [f"✦ {h}" if not h.startswith(">") else h, ""]
+    lines = _transcript(history, "✦", (">",))
     lines += [status, ""] + _box([">   Type your message or @path/to/file"], width) + gemini_footer(width)
     return _fit(lines, width)
 
@@ -295,9 +287,7 @@ def gemini_permission(command: str, description: str, *, history: list[str] | No
     root = command.split()[0] if command.split() else command
     rows = [f"?  Shell {command} ({description})", "", f"   {command}", "", f"Allow execution of: '{root}'?", "",
             *menu_lines(GEMINI_PERMISSION_OPTIONS, highlighted, marker="●", indent=""), ""]
-    lines: list[str] = []
-    for h in history or []:
-        lines += [f"✦ {h}", ""]
+    lines = _transcript(history or [], "✦")
     lines += _box(rows, width) + ["", "⠏ Waiting for user confirmation..."]
     return Rendered(_fit(lines, width), approve_keys=(("1",), ("Enter",)), decline_keys=(("Escape",), ("3",)))
 
@@ -307,9 +297,7 @@ def gemini_edit(path: str, diff: list[str], *, history: list[str] | None = None,
     rows = [f"?  Edit {path}: {name} => {name}", ""] + [f" {d}" for d in diff] + [
         "", "Apply this change?", "", "● 1. Yes, allow once", "  2. Yes, allow always",
         "  3. Modify with external editor", "  4. No, suggest changes (esc)", ""]
-    lines: list[str] = []
-    for h in history or []:
-        lines += [f"✦ {h}", ""]
+    lines = _transcript(history or [], "✦")
     lines += _box(rows, width)
     return Rendered(_fit(lines, width), approve_keys=(("1",), ("Enter",)), decline_keys=(("Escape",), ("4",)))
 
