@@ -13,6 +13,7 @@ import contextlib
 import shutil
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -288,16 +289,7 @@ class TmuxSurface:
                     self._poller.start()
                 self._poller.add(pane_ids)
             return
-        from supervisor.surfaces.control import ControlClient
-
-        sessions = {self.pane_info(p).session for p in pane_ids}
-        with self._lock:
-            for session in sessions:
-                client = self._controls.get(session)
-                if client is None or not client.alive:  # type: ignore[attr-defined]
-                    client = ControlClient(self.socket, session, callback)
-                    client.start()
-                    self._controls[session] = client
+        self._control_clients({self.pane_info(p).session for p in pane_ids}, callback)
 
     def watch_all(self, callback: OutputCallback) -> list[str]:
         """A control client on every session of the server (``supervisor watch``: a new pane or
@@ -308,6 +300,12 @@ class TmuxSurface:
             return []
         if self.poll_s:
             return sessions
+        self._control_clients(sessions, callback)
+        return sessions
+
+    def _control_clients(self, sessions: Iterable[str], callback: OutputCallback) -> None:
+        """A live control client on each of ``sessions``: one is started with ``callback`` where
+        there is none or the last one ended; a live one is kept as it is."""
         from supervisor.surfaces.control import ControlClient
 
         with self._lock:
@@ -317,7 +315,6 @@ class TmuxSurface:
                     client = ControlClient(self.socket, session, callback)
                     client.start()
                     self._controls[session] = client
-        return sessions
 
     def close(self) -> None:
         with self._lock:
