@@ -48,34 +48,45 @@ def screen_case(cid: str, text: str, expected: dict[str, Any], *, tags: list[str
         inp["current_command"] = current_command
     if dead:
         inp["dead"] = True
-    case: dict[str, Any] = {"id": cid, "tags": tags}
+    return suite_case(cid, inp, expected, tags=tags, severity=severity, must_pass=must_pass, note=note)
+
+
+def suite_case(cid: str, inp: dict[str, Any], expected: dict[str, Any], *, tags: list[str],
+               kind: str | None = None, severity: float = 1.0, must_pass: bool = False,
+               note: str = "") -> dict[str, Any]:
+    """A suite case of any kind (``kind`` None: the suite's own), defaults left out."""
+    c: dict[str, Any] = {"id": cid}
+    if kind:
+        c["kind"] = kind
+    c["tags"] = tags
     if severity != 1.0:
-        case["severity"] = severity
+        c["severity"] = severity
     if must_pass:
-        case["must_pass"] = True
+        c["must_pass"] = True
     if note:
-        case["note"] = note
-    case["input"] = inp
-    case["expected"] = expected
-    return case
+        c["note"] = note
+    c["input"] = inp
+    c["expected"] = expected
+    return c
 
 
-def approve(keys: Any, kind: Any = None, agent: str | None = None) -> dict[str, Any]:
+def _asking(kind: Any, agent: str | None) -> dict[str, Any]:
     e: dict[str, Any] = {"state": "asking"}
     if agent:
         e["agent"] = agent
     if kind:
         e["prompt_kind"] = kind
+    return e
+
+
+def approve(keys: Any, kind: Any = None, agent: str | None = None) -> dict[str, Any]:
+    e = _asking(kind, agent)
     e.update({"decision": "answer", "approves": True, "keys": [list(k) for k in keys]})
     return e
 
 
 def escalate(kind: Any = None, agent: str | None = None, risk: str | None = None) -> dict[str, Any]:
-    e: dict[str, Any] = {"state": "asking"}
-    if agent:
-        e["agent"] = agent
-    if kind:
-        e["prompt_kind"] = kind
+    e = _asking(kind, agent)
     if risk:
         e["risk"] = risk
     e.update({"decision": "escalate", "approves": None})

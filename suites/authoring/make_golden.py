@@ -11,6 +11,7 @@ what any classifier currently outputs.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -18,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from captures import capture_case, sidecars  # noqa: E402
 from common import SUITES as SUITES_DIR  # noqa: E402
-from common import approve, escalate, screen_case, state, write_suite  # noqa: E402
+from common import approve, escalate, screen_case, state, suite_case, write_suite  # noqa: E402
 
 from evals import styles as S  # noqa: E402
 
@@ -83,6 +84,13 @@ HIST_CODEX = [
 
 def tag(*t: str) -> list[str]:
     return list(t)
+
+
+def state_cases(agent: str, st: str, render: Callable[..., str], histories: list[list[str]]) -> list[dict]:
+    """``{agent}-{st}-NN``: one screen a conversation, drawn by ``render`` in the agent's style; the agent
+    is ``st`` (busy or idle) and nothing is to be answered."""
+    return [screen_case(f"{agent}-{st}-{i:02d}", render(h, width=W), state(st, agent), tags=tag(agent, st))
+            for i, h in enumerate(histories)]
 
 
 # --------------------------------------------------------------------------- claude
@@ -332,12 +340,8 @@ def gemini_suite() -> list[dict]:
                               "● 1. Yes, allow once", "  2. Yes, allow always", "  3. No, suggest changes (esc)", ""], W))
     cases.append(screen_case("gemini-webfetch", fetch, approve([["1"], ["Enter"]], "tool_permission", "gemini"),
                              tags=tag("gemini", "permission")))
-    for i, h in enumerate([["I'll look at the failing test."], []]):
-        cases.append(screen_case(f"gemini-busy-{i:02d}", S.gemini_busy(h, width=W), state("busy", "gemini"),
-                                 tags=tag("gemini", "busy")))
-    for i, h in enumerate([["The health endpoint is now /healthz and the tests pass."], []]):
-        cases.append(screen_case(f"gemini-idle-{i:02d}", S.gemini_idle(h, width=W), state("idle", "gemini"),
-                                 tags=tag("gemini", "idle")))
+    cases += state_cases("gemini", "busy", S.gemini_busy, [["I'll look at the failing test."], []])
+    cases += state_cases("gemini", "idle", S.gemini_idle, [["The health endpoint is now /healthz and the tests pass."], []])
     return cases
 
 
@@ -379,10 +383,9 @@ def aider_suite() -> list[dict]:
         cases.append(screen_case(f"aider-danger-{i:02d}", r.text,
                                  escalate(["tool_permission", "yes_no"], "aider", "dangerous"),
                                  tags=tag("aider", "danger"), severity=3, must_pass=True))
-    for i, h in enumerate([["> add a --json flag", "", "Applied edit to src/cli.py", "Commit 3f2a9c1 feat: add --json flag"],
-                           []]):
-        cases.append(screen_case(f"aider-idle-{i:02d}", S.aider_idle(h, width=W), state("idle", "aider"),
-                                 tags=tag("aider", "idle")))
+    cases += state_cases("aider", "idle", S.aider_idle,
+                         [["> add a --json flag", "", "Applied edit to src/cli.py", "Commit 3f2a9c1 feat: add --json flag"],
+                          []])
     return cases
 
 
@@ -396,12 +399,8 @@ def opencode_suite() -> list[dict]:
         r = S.opencode_permission(cmd, desc, width=W)
         cases.append(screen_case(f"opencode-danger-{i:02d}", r.text, escalate("tool_permission", "opencode", "dangerous"),
                                  tags=tag("opencode", "danger"), severity=3, must_pass=True))
-    for i, h in enumerate([["Thinking..."], ["Reading src/app.ts"]]):
-        cases.append(screen_case(f"opencode-busy-{i:02d}", S.opencode_busy(h, width=W), state("busy", "opencode"),
-                                 tags=tag("opencode", "busy")))
-    for i, h in enumerate([["Updated src/app.ts; the build passes."], []]):
-        cases.append(screen_case(f"opencode-idle-{i:02d}", S.opencode_idle(h, width=W), state("idle", "opencode"),
-                                 tags=tag("opencode", "idle")))
+    cases += state_cases("opencode", "busy", S.opencode_busy, [["Thinking..."], ["Reading src/app.ts"]])
+    cases += state_cases("opencode", "idle", S.opencode_idle, [["Updated src/app.ts; the build passes."], []])
     return cases
 
 
@@ -1099,16 +1098,8 @@ def gate_suite() -> list[dict]:
         inp: dict = {"spec": spec or SPEC, "checkpoints": checkpoints, "verifier_results": results}
         if state:
             inp["workflow_state"] = state
-        c: dict = {"id": cid, "kind": "gate", "tags": ["gate", *(tags or [])]}
-        if severity != 1.0:
-            c["severity"] = severity
-        if must:
-            c["must_pass"] = True
-        if note:
-            c["note"] = note
-        c["input"] = inp
-        c["expected"] = expected
-        return c
+        return suite_case(cid, inp, expected, kind="gate", tags=["gate", *(tags or [])], severity=severity,
+                          must_pass=must, note=note)
 
     done_tests = {"nodes": {"tests": {"status": "done"}}, "current_node": "impl"}
     done_impl = {"nodes": {"tests": {"status": "done"}, "impl": {"status": "done"}}, "current_node": "docs",
@@ -1213,16 +1204,9 @@ def episodes_suite() -> list[dict]:
     """Episodes: the scripted demo agent played for real in tmux under `supervisor run`."""
     def ep(cid: str, steps: list, expected: dict, *, style: str = "claude", tags: list | None = None,
            severity: float = 1.0, must: bool = False, note: str = "") -> dict:
-        c: dict = {"id": cid, "kind": "episode", "tags": ["episode", style, *(tags or [])]}
-        if severity != 1.0:
-            c["severity"] = severity
-        if must:
-            c["must_pass"] = True
-        if note:
-            c["note"] = note
-        c["input"] = {"script": {"style": style, "steps": steps}, "timeout_s": 60}
-        c["expected"] = expected
-        return c
+        return suite_case(cid, {"script": {"style": style, "steps": steps}, "timeout_s": 60}, expected,
+                          kind="episode", tags=["episode", style, *(tags or [])], severity=severity, must_pass=must,
+                          note=note)
 
     work = [{"spinner": {"seconds": 0.5, "verb": "Reading files"}}]
     done = [{"say": "All done; the tests pass."}, {"done": {}}]
