@@ -523,16 +523,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self._log("POST", path, body, "anthropic", main=False, turn=None, query=split.query)
                 self._send_json(200, {"input_tokens": max(1, len(raw) // 4)})
             elif path.endswith("/messages"):
-                self._anthropic(path, split.query, body)
+                self._model_call("anthropic", path, split.query, body)
             elif path.endswith("/responses"):
-                self._responses(path, split.query, body)
+                self._model_call("responses", path, split.query, body)
             elif path.endswith("/chat/completions"):
-                self._chat(path, split.query, body)
+                self._model_call("chat", path, split.query, body)
             elif path.endswith(":countTokens"):
                 self._log("POST", path, body, "gemini", main=False, turn=None, query=split.query)
                 self._send_json(200, {"totalTokens": max(1, len(raw) // 4)})
             elif path.endswith(":streamGenerateContent") or path.endswith(":generateContent"):
-                self._gemini(path, split.query, body, stream=path.endswith(":streamGenerateContent"))
+                self._model_call("gemini", path, split.query, body)
             else:
                 self._log("POST", path, body, "other", main=False, turn=None, query=split.query)
                 self._send_json(404, {"error": {"type": "not_found_error", "message": f"no route {path}"}})
@@ -561,14 +561,24 @@ class _Handler(BaseHTTPRequestHandler):
             obj = {"error": {"message": turn.message, "type": etype, "param": None, "code": code}}
         self._send_json(turn.status, obj, headers)
 
-    # Anthropic Messages ---------------------------------------------------------------
-    def _anthropic(self, path: str, query: str, body: dict[str, Any]) -> None:
-        tools = _tool_names("anthropic", body)
-        main = bool(tools)
+    def _model_call(self, api: Api, path: str, query: str, body: dict[str, Any]) -> None:
+        """A model request in any of the wire formats: the agent's turn takes the next scripted turn
+        (a side request, such as a session title, only a side turn), the request is logged, an error
+        turn is answered the API's way, any other by the API's own handler."""
+        tools = _tool_names(api, body)
+        # A turn offers tools; on Chat Completions (aider offers none) every request but a side request
+        # (a commit message, a chat summary) is a turn.
+        main = not _is_chat_side_request(body) if api == "chat" else bool(tools)
         turn = self.fake.take(main)
-        self._log("POST", path, body, "anthropic", main=main, turn=turn.kind if turn else "default", query=query)
+        self._log("POST", path, body, api, main=main, turn=turn.kind if turn else "default", query=query)
         if turn is not None and turn.kind == "error":
-            return self._error("anthropic", turn)
+            return self._error(api, turn)
+        answer = {"anthropic": self._anthropic, "responses": self._responses, "chat": self._chat,
+                  "gemini": self._gemini}[api]
+        answer(path, body, tools, turn)
+
+    # Anthropic Messages ---------------------------------------------------------------
+    def _anthropic(self, path: str, body: dict[str, Any], tools: list[str], turn: Turn | None) -> None:
         blocks = self._anthropic_blocks(turn, tools, body)
         stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         msg_id = self.fake.next_id("msg")
@@ -635,13 +645,7 @@ class _Handler(BaseHTTPRequestHandler):
         return blocks
 
     # OpenAI Responses -----------------------------------------------------------------
-    def _responses(self, path: str, query: str, body: dict[str, Any]) -> None:
-        tools = _tool_names("responses", body)
-        main = bool(tools)
-        turn = self.fake.take(main)
-        self._log("POST", path, body, "responses", main=main, turn=turn.kind if turn else "default", query=query)
-        if turn is not None and turn.kind == "error":
-            return self._error("responses", turn)
+    def _responses(self, path: str, body: dict[str, Any], tools: list[str], turn: Turn | None) -> None:
         resp_id = self.fake.next_id("resp")
         model = str(body.get("model") or self.fake.model)
         items = self._responses_items(turn, tools)
@@ -722,14 +726,7 @@ class _Handler(BaseHTTPRequestHandler):
         return items
 
     # OpenAI Chat Completions ----------------------------------------------------------
-    def _chat(self, path: str, query: str, body: dict[str, Any]) -> None:
-        tools = _tool_names("chat", body)
-        # aider's commit-message and chat-summary requests are side requests; everything else is a turn.
-        main = not _is_chat_side_request(body)
-        turn = self.fake.take(main)
-        self._log("POST", path, body, "chat", main=main, turn=turn.kind if turn else "default", query=query)
-        if turn is not None and turn.kind == "error":
-            return self._error("chat", turn)
+    def _chat(self, path: str, body: dict[str, Any], tools: list[str], turn: Turn | None) -> None:
         text, calls = self._chat_answer(turn, tools, body)
         cid = self.fake.next_id("chatcmpl")
         model = str(body.get("model") or self.fake.model)
@@ -791,13 +788,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
     # Gemini API --------------------------------------------------------------------------
-    def _gemini(self, path: str, query: str, body: dict[str, Any], *, stream: bool) -> None:
-        tools = _tool_names("gemini", body)
-        main = bool(tools)
-        turn = self.fake.take(main)
-        self._log("POST", path, body, "gemini", main=main, turn=turn.kind if turn else "default", query=query)
-        if turn is not None and turn.kind == "error":
-            return self._error("gemini", turn)
+    def _gemini(self, path: str, body: dict[str, Any], tools: list[str], turn: Turn | None) -> None:
+        stream = path.endswith(":streamGenerateContent")
         parts = self._gemini_parts(turn, tools, body)
         usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
         model = path.rsplit("/", 1)[-1].split(":")[0]
