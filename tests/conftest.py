@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from libtmux import Server
 
+from tests.helpers import WebhookReceiver
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
@@ -56,6 +58,14 @@ def harness(tmux_socket: str, sv_home: Path) -> Iterator[Callable[..., Any]]:
     yield make
     for h in made:
         h.stop()
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    """A real loopback webhook receiver (:class:`tests.helpers.WebhookReceiver`), closed after the test."""
+    r = WebhookReceiver()
+    yield r
+    r.close()
 
 
 @pytest.fixture

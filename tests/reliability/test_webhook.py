@@ -10,7 +10,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -37,8 +36,7 @@ from supervisor.workflow.notify import (
     signed_string,
     verify_webhook,
 )
-from tests.helpers import retry_until
-from tests.workflow.test_notify import SECRET, Receiver
+from tests.helpers import WEBHOOK_SECRET, WebhookReceiver, retry_until
 
 BODY = b'{"notifications":[]}'
 
@@ -72,12 +70,6 @@ class HungServer:
         self.server.server_close()
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    r = Receiver()
-    yield r
-    r.close()
-
 
 def _dead_url() -> str:
     """A loopback port with nothing listening (connections are refused)."""
@@ -93,12 +85,12 @@ def _note(i: int = 1) -> Notification:
 
 def _hub(url: str, **kw: Any) -> tuple[NotificationHub, list[dict[str, Any]]]:
     recorded: list[dict[str, Any]] = []
-    return NotificationHub([WebhookNotifier(url, SECRET, **kw)], record=recorded.append), recorded
+    return NotificationHub([WebhookNotifier(url, WEBHOOK_SECRET, **kw)], record=recorded.append), recorded
 
 
 # -- the journal says what happened ----------------------------------------------------------------------------
 
-def test_queued_is_not_delivered_and_the_outcome_is_recorded(receiver: Receiver) -> None:
+def test_queued_is_not_delivered_and_the_outcome_is_recorded(receiver: WebhookReceiver) -> None:
     hub, recorded = _hub(receiver.url, batch_window_s=0.05, backoff_s=[])
     hub.notify(_note())
     assert recorded[0]["status"] == "queued" and recorded[0]["ok"] is None
@@ -110,7 +102,7 @@ def test_queued_is_not_delivered_and_the_outcome_is_recorded(receiver: Receiver)
 def test_a_dead_endpoint_is_journaled_as_failed_not_ok(tmp_path: Path) -> None:
     settings_ = Settings(home=tmp_path / "home").ensure()
     journal = Journal(settings_.journal_path("run_w"), "run_w")
-    hub = NotificationHub([WebhookNotifier(_dead_url(), SECRET, batch_window_s=0.05, backoff_s=[0.05])],
+    hub = NotificationHub([WebhookNotifier(_dead_url(), WEBHOOK_SECRET, batch_window_s=0.05, backoff_s=[0.05])],
                           record=lambda p: journal.append("notification", p))
     hub.notify(_note())
     retry_until(lambda: len([e for e in journal.events() if e.kind == "notification"]) == 2, 30,
@@ -125,7 +117,7 @@ def test_a_dead_endpoint_is_journaled_as_failed_not_ok(tmp_path: Path) -> None:
         assert wh.notifications_df()["ok"].to_list() == [None, False]
 
 
-def test_a_receiver_that_refuses_is_failed(receiver: Receiver) -> None:
+def test_a_receiver_that_refuses_is_failed(receiver: WebhookReceiver) -> None:
     hub, recorded = _hub(receiver.url, batch_window_s=0.05, backoff_s=[])
     hub.channels[0].secret = "wrong secret"  # the receiver answers 401
     hub.notify(_note())
@@ -177,22 +169,22 @@ def test_sending_after_close_is_abandoned_not_queued() -> None:
 # -- integer timestamps, unambiguous signatures, expiring nonces --------------------------------------------------
 
 @pytest.mark.parametrize("ts", ["nan", "NaN", "inf", "1e9", "1700000000.5", " 1700000000", "-1700000000", "0x65", ""])
-def test_only_integer_timestamps_pass(ts: str, receiver: Receiver) -> None:
-    headers = {HEADER_TS: ts, HEADER_NONCE: "nonce-abcdef", HEADER_SIG: "v1=" + sign(SECRET, ts, "nonce-abcdef", BODY)}
+def test_only_integer_timestamps_pass(ts: str, receiver: WebhookReceiver) -> None:
+    headers = {HEADER_TS: ts, HEADER_NONCE: "nonce-abcdef", HEADER_SIG: "v1=" + sign(WEBHOOK_SECRET, ts, "nonce-abcdef", BODY)}
     with pytest.raises(WebhookRejected, match="missing|not an integer"):
-        verify_webhook(headers, BODY, SECRET, time.time(), NonceStore())
+        verify_webhook(headers, BODY, WEBHOOK_SECRET, time.time(), NonceStore())
     req = urllib.request.Request(receiver.url, data=BODY, method="POST", headers=headers)
     with pytest.raises(urllib.error.HTTPError) as exc:
         urllib.request.urlopen(req, timeout=30)
     assert exc.value.code == 401 and not receiver.accepted
 
 
-def test_bytes_cannot_move_between_nonce_and_body(receiver: Receiver) -> None:
+def test_bytes_cannot_move_between_nonce_and_body(receiver: WebhookReceiver) -> None:
     # Under the old "ts.nonce.body" string, nonce "abcd1234.x" with body B signed the same bytes as
     # nonce "abcd1234" with body "x." + B. Now the fields are length-prefixed, and nonces are plain.
     ts = str(int(time.time()))
     assert signed_string(ts, "abcd1234.x", BODY) != signed_string(ts, "abcd1234", b"x." + BODY)
-    good = signed_headers(SECRET, b"x." + BODY, nonce="abcd1234")
+    good = signed_headers(WEBHOOK_SECRET, b"x." + BODY, nonce="abcd1234")
     moved = dict(good, **{HEADER_NONCE: "abcd1234.x"})
     for headers, body in ((moved, BODY), (dict(good, **{HEADER_NONCE: "abcd1234x"}), BODY)):
         req = urllib.request.Request(receiver.url, data=body, method="POST", headers=headers)
@@ -219,30 +211,30 @@ def test_nonces_expire_with_the_window_and_memory_stays_bounded() -> None:
     t = 1_700_000_000
     for i in range(3000):  # one request a second for 50 minutes
         now = t + i
-        h = signed_headers(SECRET, BODY, now=now, nonce=f"nonce-{i:06d}")
-        assert verify_webhook(h, BODY, SECRET, now, store)
+        h = signed_headers(WEBHOOK_SECRET, BODY, now=now, nonce=f"nonce-{i:06d}")
+        assert verify_webhook(h, BODY, WEBHOOK_SECRET, now, store)
         assert len(store) <= WINDOW_S + 2  # only nonces whose timestamps can still pass
-    old = signed_headers(SECRET, BODY, now=t, nonce="nonce-000000")
+    old = signed_headers(WEBHOOK_SECRET, BODY, now=t, nonce="nonce-000000")
     with pytest.raises(WebhookRejected, match="window"):  # forgotten, yet a replay still fails
-        verify_webhook(old, BODY, SECRET, t + 3000, store)
-    recent = signed_headers(SECRET, BODY, now=t + 2999, nonce="nonce-002999")
+        verify_webhook(old, BODY, WEBHOOK_SECRET, t + 3000, store)
+    recent = signed_headers(WEBHOOK_SECRET, BODY, now=t + 2999, nonce="nonce-002999")
     with pytest.raises(WebhookRejected, match="replay"):
-        verify_webhook(recent, BODY, SECRET, t + 3000, store)
+        verify_webhook(recent, BODY, WEBHOOK_SECRET, t + 3000, store)
     full = NonceStore(max_entries=2)
     for n in ("nonce-aaaa1", "nonce-aaaa2"):
-        verify_webhook(signed_headers(SECRET, BODY, now=t, nonce=n), BODY, SECRET, t, full)
+        verify_webhook(signed_headers(WEBHOOK_SECRET, BODY, now=t, nonce=n), BODY, WEBHOOK_SECRET, t, full)
     with pytest.raises(WebhookRejected, match="store full"):
-        verify_webhook(signed_headers(SECRET, BODY, now=t, nonce="nonce-aaaa3"), BODY, SECRET, t, full)
+        verify_webhook(signed_headers(WEBHOOK_SECRET, BODY, now=t, nonce="nonce-aaaa3"), BODY, WEBHOOK_SECRET, t, full)
 
 
 # -- plain runs notify too ----------------------------------------------------------------------------------------
 
 def test_a_plain_run_escalation_reaches_the_webhook(tmux_socket: str, sv_home: Path, tmp_path: Path,
-                                                     receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
+                                                     receiver: WebhookReceiver, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.live_helpers import LiveHarness, events, write_script
 
     monkeypatch.setenv("SUPERVISOR_WEBHOOK_URL", receiver.url)
-    monkeypatch.setenv("SUPERVISOR_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("SUPERVISOR_WEBHOOK_SECRET", WEBHOOK_SECRET)
     script = write_script(tmp_path, [
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "danger", "kind": "bash", "command": "rm -rf /tmp/proj/src", "description": "Remove"}},

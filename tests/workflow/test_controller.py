@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +16,7 @@ from supervisor.settings import Settings
 from supervisor.workflow import handoff
 from supervisor.workflow.controller import WorkflowController, submit_control
 from supervisor.workflow.spec import parse_spec
-from tests.helpers import retry_until
+from tests.helpers import WEBHOOK_SECRET, WebhookReceiver, retry_until
 from tests.workflow.e2e_helpers import SPEC3, start_agent
 
 IDLE = {"turns": [{"work_s": 0.1}], "intro": "ready"}
@@ -21,6 +24,19 @@ IDLE = {"turns": [{"work_s": 0.1}], "intro": "ready"}
 
 def obs() -> Observation:
     return Observation(screen_hash="x", state="idle")
+
+
+@contextmanager
+def offline_controller(sv_home: Path, run_id: str, **kw: Any) -> Iterator[tuple[WorkflowController, Journal]]:
+    """A controller of SPEC3 with no pane (it can send nothing) and its journal, both closed after."""
+    settings = Settings(home=sv_home).ensure()
+    j = Journal(settings.journal_path(run_id), run_id)
+    ctl = WorkflowController(parse_spec(SPEC3), j, None, Policy(), settings, run_id, **kw)
+    try:
+        yield ctl, j
+    finally:
+        ctl.close()
+        j.close()
 
 
 def make(tmp_path: Path, tmux_socket: str, sv_home: Path, script: dict) -> tuple:
@@ -95,13 +111,10 @@ def test_decided_but_never_sent_is_sent_once_after_restart(tmp_path: Path, tmux_
 
 def test_review_without_live_supervisor_goes_to_journal(tmp_path: Path, sv_home: Path) -> None:
     settings = Settings(home=sv_home).ensure()
-    spec = parse_spec(SPEC3)
     run_id = "run_offline"
     Journal(settings.journal_path(run_id), run_id).close()
     assert submit_control(settings, run_id, "review", by="human") == "journal"
-    j = Journal(settings.journal_path(run_id), run_id)
-    ctl = WorkflowController(spec, j, None, Policy(), settings, run_id)
-    try:
+    with offline_controller(sv_home, run_id) as (ctl, j):
         assert ctl.state.reviewed_by("human")
         # while this controller is live, requests go through the control folder and are journaled once
         assert submit_control(settings, run_id, "stop") == "live"
@@ -109,17 +122,10 @@ def test_review_without_live_supervisor_goes_to_journal(tmp_path: Path, sv_home:
         ctl.tick()
         assert ctl.stop_requested
         assert sum(1 for e in j.events() if e.kind == "note" and e.payload.get("type") == "stop") == 1
-    finally:
-        ctl.close()
-        j.close()
 
 
 def test_malformed_checkpoint_is_recorded_and_never_raises(tmp_path: Path, sv_home: Path) -> None:
-    settings = Settings(home=sv_home).ensure()
-    spec = parse_spec(SPEC3)
-    j = Journal(settings.journal_path("run_bad"), "run_bad")
-    ctl = WorkflowController(spec, j, None, Policy(), settings, "run_bad")
-    try:
+    with offline_controller(sv_home, "run_bad") as (ctl, j):
         for junk in ["<checkpoint></checkpoint>", "<checkpoint>status: [unclosed</checkpoint>",
                      "<checkpoint>\x00\x01 binary ☃ </checkpoint>", "<checkpoint>checkpoint_seq: -3\nstatus: x"
                      "</checkpoint>", "<checkpoint>" + "a: b\n" * 5000 + "</checkpoint>"]:
@@ -127,24 +133,17 @@ def test_malformed_checkpoint_is_recorded_and_never_raises(tmp_path: Path, sv_ho
         evs = [e.payload for e in j.events() if e.kind == "checkpoint"]
         assert len(evs) == 5 and all(p["parse_error"] for p in evs)
         assert ctl.state.malformed == 5
-    finally:
-        ctl.close()
-        j.close()
 
 
 def test_agent_restart_is_followed(tmp_path: Path, sv_home: Path) -> None:
     """seq back to 1 after an agent restart: the new blocks are processed, the old ones never again."""
-    settings = Settings(home=sv_home).ensure()
-    spec = parse_spec(SPEC3)
     (tmp_path / "hello.py").write_text("print('hello')\n")
-    j = Journal(settings.journal_path("run_restart"), "run_restart")
-    ctl = WorkflowController(spec, j, None, Policy(), settings, "run_restart", cwd=tmp_path)
 
     def cp(seq: int, status: str, node: str, summary: str) -> str:
         return (f"<checkpoint>\ncheckpoint_seq: {seq}\nstatus: {status}\ncurrent_node: {node}\n"
                 f"summary: {summary}\n</checkpoint>\n")
 
-    try:
+    with offline_controller(sv_home, "run_restart", cwd=tmp_path) as (ctl, j):
         old = cp(1, "working", "write", "starting") + cp(2, "step_done", "write", "wrote hello.py")
         ctl.on_output(old)
         retry_until(lambda: (ctl.tick(), ctl.state.node("write").status == "done")[1], 20)
@@ -156,34 +155,22 @@ def test_agent_restart_is_followed(tmp_path: Path, sv_home: Path) -> None:
         ctl.on_output(after + cp(2, "step_done", "test", "tests pass"))
         evs = [e.payload for e in j.events() if e.kind == "checkpoint"]
         assert len(evs) == 4 and evs[-1]["epoch"] == 1 and not evs[-1]["restart"]
-    finally:
-        ctl.close()
-        j.close()
 
 
-def test_escalation_reaches_the_webhook(tmp_path: Path, sv_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.workflow.test_notify import SECRET, Receiver
-
-    rcv = Receiver()
-    monkeypatch.setenv("SUPERVISOR_WEBHOOK_URL", rcv.url)
-    monkeypatch.setenv("SUPERVISOR_WEBHOOK_SECRET", SECRET)
-    settings = Settings(home=sv_home).ensure()
-    j = Journal(settings.journal_path("run_hook"), "run_hook")
-    ctl = WorkflowController(parse_spec(SPEC3), j, None, Policy(), settings, "run_hook")
-    try:
+def test_escalation_reaches_the_webhook(tmp_path: Path, sv_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                        receiver: WebhookReceiver) -> None:
+    monkeypatch.setenv("SUPERVISOR_WEBHOOK_URL", receiver.url)
+    monkeypatch.setenv("SUPERVISOR_WEBHOOK_SECRET", WEBHOOK_SECRET)
+    with offline_controller(sv_home, "run_hook") as (ctl, j):
         ctl.on_output("<checkpoint>\ncheckpoint_seq: 1\nstatus: blocked\ncurrent_node: write\n"
                       "needs: [the deploy key]\n</checkpoint>")
-        retry_until(lambda: rcv.accepted, 20)
-        [batch] = rcv.accepted
+        retry_until(lambda: receiver.accepted, 20)
+        [batch] = receiver.accepted
         n = batch["notifications"][0]
         assert n["kind"] == "escalation" and "the deploy key" in n["title"] and n["run_id"] == "run_hook"
         assert "supervisor runs resume run_hook" in n["next_action"]
         chans = {e.payload["channel"] for e in j.events() if e.kind == "notification"}
         assert chans == {"jsonl", "webhook"}
-    finally:
-        ctl.close()
-        j.close()
-        rcv.close()
 
 
 def test_notify_then_ai_hands_the_agent_a_try_once(tmp_path: Path, tmux_socket: str, sv_home: Path) -> None:
@@ -221,24 +208,14 @@ def test_notify_then_ai_hands_the_agent_a_try_once(tmp_path: Path, tmux_socket: 
 def test_a_checkpoint_naming_another_run_is_ignored(tmp_path: Path, sv_home: Path) -> None:
     """A checkpoint block for another run (quoted in output, pasted from elsewhere) is journaled as
     ignored and never advances this run's workflow, not even after a restart."""
-    settings = Settings(home=sv_home).ensure()
-    spec = parse_spec(SPEC3)
-    j = Journal(settings.journal_path("run_mine"), "run_mine")
-    ctl = WorkflowController(spec, j, None, Policy(), settings, "run_mine")
     other = ("<checkpoint>\nrun_id: run_someone_else\ncheckpoint_seq: 1\nstatus: step_done\ncurrent_node: write\n"
              "summary: wrote hello.py\n</checkpoint>")
-    try:
+    with offline_controller(sv_home, "run_mine") as (ctl, j):
         assert ctl.on_output(other) == []
         cps = [e.payload for e in j.events() if e.kind == "checkpoint"]
         assert len(cps) == 1 and "another run" in cps[0]["ignored"]
         assert any(e.kind == "note" and e.payload.get("type") == "checkpoint_ignored" for e in j.events())
         assert ctl.state.checkpoints == 0 and not [e for e in j.events() if e.kind == "decision"]
-    finally:
-        ctl.close()
-    ctl2 = WorkflowController(spec, j, None, Policy(), settings, "run_mine")  # a restarted supervisor
-    try:
+    with offline_controller(sv_home, "run_mine") as (ctl2, j):  # a restarted supervisor
         assert ctl2.tick() == [] and ctl2.on_output(other) == []
         assert not [e for e in j.events() if e.kind == "decision"]
-    finally:
-        ctl2.close()
-        j.close()
