@@ -77,6 +77,13 @@ def cli_env(sv_home: Path) -> dict[str, str]:
     return env
 
 
+@pytest.fixture
+def live_env(cli_env: dict[str, str], tmux_socket: str) -> dict[str, str]:
+    """:func:`cli_env` for commands that drive this test's private tmux server."""
+    cli_env["SUPERVISOR_TMUX_SOCKET"] = tmux_socket
+    return cli_env
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, input: str | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run `python -m supervisor ARGS` as a real subprocess: for what needs a process of its own

@@ -25,12 +25,6 @@ from tests.live_helpers import (
 
 
 @pytest.fixture
-def env(cli_env: dict[str, str], tmux_socket: str) -> dict[str, str]:
-    cli_env["SUPERVISOR_TMUX_SOCKET"] = tmux_socket
-    return cli_env
-
-
-@pytest.fixture
 def policy_file(tmp_path: Path) -> Path:
     path = tmp_path / "fast.yaml"
     path.write_text(dump_policy(fast_policy()), encoding="utf-8")
@@ -58,7 +52,7 @@ def test_every_live_command_has_help(cmd: str) -> None:
 
 
 @pytest.mark.slow
-def test_run_with_a_task_types_it_answers_and_finishes_exit_0(env: dict[str, str], policy_file: Path,
+def test_run_with_a_task_types_it_answers_and_finishes_exit_0(live_env: dict[str, str], policy_file: Path,
                                                               tmp_path: Path) -> None:
     script = write_script(tmp_path, [
         {"idle": {"id": "task"}},
@@ -69,19 +63,19 @@ def test_run_with_a_task_types_it_answers_and_finishes_exit_0(env: dict[str, str
     ])
     rec = tmp_path / "rec.jsonl"
     out = run_cli("run", "--policy", str(policy_file), "--session", "demo", "--task", "fix the failing test", "--",
-                  *agent_command(script, rec), env=env)
+                  *agent_command(script, rec), env=live_env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "task taken" in out.stdout and "sent 1" in out.stdout and "finished" in out.stdout
     assert inputs(rec) == ["fix the failing test"]
     assert answers(rec)["p1"]["approved"] is True
     assert_no_stray_keys(rec)
-    runs = _status(env, "--all")
+    runs = _status(live_env, "--all")
     assert len(runs) == 1 and runs[0]["outcome"] == "finished" and runs[0]["session"] == "demo"
-    assert _status(env) == []  # nothing live any more
+    assert _status(live_env) == []  # nothing live any more
 
 
 @pytest.mark.slow
-def test_run_supervises_every_turn_until_the_agent_exits(env: dict[str, str], policy_file: Path,
+def test_run_supervises_every_turn_until_the_agent_exits(live_env: dict[str, str], policy_file: Path,
                                                          tmp_path: Path) -> None:
     """No task: each finished turn is journaled and supervision goes on; `runs task` hands the
     agent its next tasks (a multi-line one from a file is pasted); the run ends when the agent exits."""
@@ -96,24 +90,24 @@ def test_run_supervises_every_turn_until_the_agent_exits(env: dict[str, str], po
     task_file = tmp_path / "task.txt"
     task_file.write_text("add a --json flag\nand document it\n")
     proc = subprocess.Popen([sys.executable, "-m", "supervisor", "run", "--policy", str(policy_file), "--",
-                             *agent_command(script, rec)], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                             *agent_command(script, rec)], env=live_env, cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        live = retry_until(lambda: _status(env), 60, message="the live run")
+        live = retry_until(lambda: _status(live_env), 60, message="the live run")
         run_id = live[0]["run_id"]
 
         def turns() -> int:
-            return _count(env, "turn_finished", run_id)
+            return _count(live_env, "turn_finished", run_id)
 
         retry_until(lambda: turns() >= 1, 60, message="the first finished turn")
         assert proc.poll() is None, "a run without a task lasts as long as the agent"
-        out = run_cli("runs", "task", run_id, "run the linters", env=env)
+        out = run_cli("runs", "task", run_id, "run the linters", env=live_env)
         assert out.returncode == 0 and "handed to the live supervisor" in out.stdout, out.stdout + out.stderr
         retry_until(lambda: turns() >= 2, 60, message="the second finished turn")
-        out = run_cli("runs", "task", run_id, f"@{task_file}", env=env)
+        out = run_cli("runs", "task", run_id, f"@{task_file}", env=live_env)
         assert out.returncode == 0, out.stderr
         retry_until(lambda: turns() >= 3, 60, message="the third finished turn")
-        assert run_cli("runs", "task", run_id, "/exit", env=env).returncode == 0
+        assert run_cli("runs", "task", run_id, "/exit", env=live_env).returncode == 0
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -122,56 +116,56 @@ def test_run_supervises_every_turn_until_the_agent_exits(env: dict[str, str], po
     assert inputs(rec) == ["run the linters", "add a --json flag\nand document it", "/exit"]
     assert {k: v["approved"] for k, v in answers(rec).items()} == {"p": True, "p2": True, "p3": True}
     assert_no_stray_keys(rec)
-    ended = _status(env, "--all")[0]
+    ended = _status(live_env, "--all")[0]
     assert ended["outcome"] == "exited"
 
 
-def test_run_refuses_unknown_options_before_the_command(env: dict[str, str]) -> None:
-    out = run_cli("run", "--bogus-opt", "x", "--", "true", env=env)
+def test_run_refuses_unknown_options_before_the_command(live_env: dict[str, str]) -> None:
+    out = run_cli("run", "--bogus-opt", "x", "--", "true", env=live_env)
     assert out.returncode == 2 and "no such option" in out.stderr.lower() and "--bogus-opt" in out.stderr, out.stderr
-    assert subprocess.run(["tmux", "-L", env["SUPERVISOR_TMUX_SOCKET"], "list-sessions"],
+    assert subprocess.run(["tmux", "-L", live_env["SUPERVISOR_TMUX_SOCKET"], "list-sessions"],
                           capture_output=True).returncode != 0, "nothing was started"
 
 
 @pytest.mark.slow
-def test_tmux_dying_ends_the_run_lost_exit_3(env: dict[str, str], policy_file: Path, tmp_path: Path) -> None:
+def test_tmux_dying_ends_the_run_lost_exit_3(live_env: dict[str, str], policy_file: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path, [{"spinner": {"seconds": 0.3}}, {"idle": {"id": "wait"}}])
     proc = subprocess.Popen([sys.executable, "-m", "supervisor", "run", "--policy", str(policy_file), "--",
-                             *agent_command(script, tmp_path / "r.jsonl")], env=env, cwd=REPO,
+                             *agent_command(script, tmp_path / "r.jsonl")], env=live_env, cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        retry_until(lambda: _status(env), 60, message="the live run")
-        subprocess.run(["tmux", "-L", env["SUPERVISOR_TMUX_SOCKET"], "kill-server"], check=True)
+        retry_until(lambda: _status(live_env), 60, message="the live run")
+        subprocess.run(["tmux", "-L", live_env["SUPERVISOR_TMUX_SOCKET"], "kill-server"], check=True)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 3, out + err
     assert "tmux server went away" in err
-    assert _status(env, "--all")[0]["outcome"] == "lost"
+    assert _status(live_env, "--all")[0]["outcome"] == "lost"
 
 
 @pytest.mark.slow
-def test_run_agent_exits_exit_6(env: dict[str, str], policy_file: Path, tmp_path: Path) -> None:
+def test_run_agent_exits_exit_6(live_env: dict[str, str], policy_file: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path, [{"spinner": {"seconds": 0.3}}, {"exit": {"code": 2}}])
-    out = run_cli("run", "--policy", str(policy_file), "--", *agent_command(script, tmp_path / "r.jsonl"), env=env)
+    out = run_cli("run", "--policy", str(policy_file), "--", *agent_command(script, tmp_path / "r.jsonl"), env=live_env)
     assert out.returncode == 6, out.stdout + out.stderr
     assert "exited" in out.stdout and "exit 2" in out.stdout
 
 
 @pytest.mark.slow
-def test_run_escalation_status_then_interrupt_exit_5(env: dict[str, str], policy_file: Path, tmp_path: Path) -> None:
+def test_run_escalation_status_then_interrupt_exit_5(live_env: dict[str, str], policy_file: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path, [
         {"prompt": {"id": "p1", "kind": "bash", "command": "git push --force origin main"}},
         {"done": {}},
     ])
     proc = subprocess.Popen([sys.executable, "-m", "supervisor", "run", "--policy", str(policy_file), "--",
-                             *agent_command(script, tmp_path / "r.jsonl")], env=env, cwd=REPO,
+                             *agent_command(script, tmp_path / "r.jsonl")], env=live_env, cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        live = retry_until(lambda: [r for r in _status(env) if r["paused"]], 60, message="a paused live run")
+        live = retry_until(lambda: [r for r in _status(live_env) if r["paused"]], 60, message="a paused live run")
         assert live[0]["pause_reason"] and live[0]["next_action"] and live[0]["supervisor_alive"] is True
-        human = run_cli("status", env=env)
+        human = run_cli("status", env=live_env)
         assert "paused and waiting for you" in human.stderr
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
@@ -180,25 +174,25 @@ def test_run_escalation_status_then_interrupt_exit_5(env: dict[str, str], policy
             proc.kill()
     assert proc.returncode == 5, out + err
     assert "PAUSED" in out
-    ended = _status(env, "--all")[0]
+    ended = _status(live_env, "--all")[0]
     assert ended["outcome"] == "escalated"
     assert not read_record(tmp_path / "r.jsonl") or not [r for r in read_record(tmp_path / "r.jsonl")
                                                          if r["event"] == "stray"]
 
 
-def test_attach_missing_pane_or_dead_server_exit_3(env: dict[str, str], tmux_socket: str) -> None:
-    out = run_cli("attach", "%42", env=env)
+def test_attach_missing_pane_or_dead_server_exit_3(live_env: dict[str, str], tmux_socket: str) -> None:
+    out = run_cli("attach", "%42", env=live_env)
     assert out.returncode == 3
     assert out.stderr.count("\n") == 1 and "not running" in out.stderr  # no server yet
     subprocess.run(["tmux", "-L", tmux_socket, "new-session", "-d", "cat"], check=True)
-    out = run_cli("attach", "%42", env=env)
+    out = run_cli("attach", "%42", env=live_env)
     assert out.returncode == 3
     assert out.stderr.startswith("error: pane %42 not found") and "list-panes" in out.stderr
     assert "Traceback" not in out.stderr
 
 
 @pytest.mark.slow
-def test_watch_supervises_agent_processes_only(env: dict[str, str], policy_file: Path, tmp_path: Path,
+def test_watch_supervises_agent_processes_only(live_env: dict[str, str], policy_file: Path, tmp_path: Path,
                                                tmux_socket: str) -> None:
     """Three panes whose process is an agent are supervised, every turn; a plain shell whose
     screen mentions aider and shows a [Y/n] question is left alone (no --include-shells)."""
@@ -218,12 +212,12 @@ def test_watch_supervises_agent_processes_only(env: dict[str, str], policy_file:
     subprocess.run([*tmux, "send-keys", "-t", shell, "echo 'aider --yes'; printf 'Continue? [Y/n] '", "Enter"],
                    check=True)
     proc = subprocess.Popen([sys.executable, "-m", "supervisor", "watch", "--policy", str(policy_file),
-                             "--duration", "90"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             "--duration", "90"], env=live_env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
         retry_until(lambda: all("p1" in answers(r) for r in recs), 60,
                     message=lambda: f"three answers: {[list(answers(r)) for r in recs]}")
-        retry_until(lambda: _count(env, "turn_finished") >= 3, 60, message="three finished turns")
+        retry_until(lambda: _count(live_env, "turn_finished") >= 3, 60, message="three finished turns")
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -238,7 +232,7 @@ def test_watch_supervises_agent_processes_only(env: dict[str, str], policy_file:
 
 
 @pytest.mark.slow
-def test_run_detach_supervises_in_the_background(env: dict[str, str], policy_file: Path, tmp_path: Path) -> None:
+def test_run_detach_supervises_in_the_background(live_env: dict[str, str], policy_file: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path, [
         {"idle": {"id": "task"}},
         {"spinner": {"seconds": 1.0}},
@@ -247,11 +241,11 @@ def test_run_detach_supervises_in_the_background(env: dict[str, str], policy_fil
     ])
     rec = tmp_path / "rec.jsonl"
     out = run_cli("run", "--detach", "--policy", str(policy_file), "--task", "go", "--", *agent_command(script, rec),
-                  env=env, timeout=60)
+                  env=live_env, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "background" in out.stdout
     retry_until(lambda: "p1" in answers(rec), 60, message="the background supervisor to answer")
-    runs = retry_until(lambda: [r for r in _status(env, "--all") if r["outcome"] == "finished"], 60,
+    runs = retry_until(lambda: [r for r in _status(live_env, "--all") if r["outcome"] == "finished"], 60,
                        message="the background run to finish")
     assert runs[0]["pane_id"] == "%0"
     assert inputs(rec) == ["go"]
@@ -259,20 +253,20 @@ def test_run_detach_supervises_in_the_background(env: dict[str, str], policy_fil
 
 
 @pytest.mark.slow
-def test_run_agent_exits_on_a_blocker_exit_6_with_the_reason(env: dict[str, str], policy_file: Path) -> None:
+def test_run_agent_exits_on_a_blocker_exit_6_with_the_reason(live_env: dict[str, str], policy_file: Path) -> None:
     cmd = ["sh", "-c", "echo 'Working on it...'; sleep 0.3; "
            "echo 'API Error: 401 invalid x-api-key · Please run /login'; exit 1"]
-    out = run_cli("run", "--policy", str(policy_file), "--", *cmd, env=env)
+    out = run_cli("run", "--policy", str(policy_file), "--", *cmd, env=live_env)
     assert out.returncode == 6, out.stdout + out.stderr
     assert "exited" in out.stdout and "exit 1" in out.stdout
     assert "blocked: auth:" in out.stdout and "401" in out.stdout and "/login" in out.stdout, out.stdout
-    runs = _status(env, "--all")
+    runs = _status(live_env, "--all")
     assert runs[0]["outcome"] == "exited" and runs[0]["paused"] and "auth" in runs[0]["pause_reason"], runs
     assert runs[0]["next_action"] and "/login" in runs[0]["next_action"]
 
 
 @pytest.mark.slow
-def test_watch_never_supervises_its_own_pane(env: dict[str, str], tmux_socket: str, tmp_path: Path) -> None:
+def test_watch_never_supervises_its_own_pane(live_env: dict[str, str], tmux_socket: str, tmp_path: Path) -> None:
     """`supervisor watch` running inside a pane whose title says Claude Code (as a pane that once
     ran Claude keeps) does not take its own pane for an agent."""
     import shlex
@@ -282,10 +276,10 @@ def test_watch_never_supervises_its_own_pane(env: dict[str, str], tmux_socket: s
              f"--duration 15 > {shlex.quote(str(out))} 2>&1")
     tmux = ["tmux", "-L", tmux_socket]
     subprocess.run([*tmux, "new-session", "-d", "-s", "self", "-x", "100", "-y", "30", "-c", str(REPO),
-                    f"bash -c {shlex.quote(inner)}"], check=True, env=env)
+                    f"bash -c {shlex.quote(inner)}"], check=True, env=live_env)
     pane = subprocess.run([*tmux, "display", "-p", "-t", "self", "#{pane_id} #{pane_title}"], capture_output=True,
                           text=True).stdout
     retry_until(lambda: "agent pane(s)" in (out.read_text() if out.exists() else ""), 60,
                 message=lambda: out.read_text() if out.exists() else "no output yet")
     assert "watching" in out.read_text() and "0 agent pane(s)" in out.read_text(), (pane, out.read_text())
-    assert _count(env, "run_started") == 0
+    assert _count(live_env, "run_started") == 0

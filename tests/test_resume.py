@@ -30,12 +30,6 @@ from tests.live_helpers import (
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def env(cli_env: dict[str, str], tmux_socket: str) -> dict[str, str]:
-    cli_env["SUPERVISOR_TMUX_SOCKET"] = tmux_socket
-    return cli_env
-
-
 def _events(home: Path) -> list[dict]:
     out = []
     for p in sorted((home / "journals").glob("*.jsonl")) if (home / "journals").exists() else []:
@@ -62,7 +56,7 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait(timeout=30)
 
 
-def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(env: dict[str, str], tmp_path: Path,
+def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(live_env: dict[str, str], tmp_path: Path,
                                                                         sv_home: Path) -> None:
     """A prompt that never takes its answer: answered once, not taken, SIGKILL during the cooldown;
     the restarted supervisor (`attach` on the pane) continues the same run, retries once after the
@@ -76,14 +70,14 @@ def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(env: di
                                      {"prompt": {"id": "stuck", "kind": "bash", "command": "make", "ignore": 100}}])
     rec = tmp_path / "rec.jsonl"
     log = tmp_path / "sup.log"
-    proc = _start(["run", "--policy", str(policy), "--session", "s", "--", *agent_command(script, rec)], env, log)
+    proc = _start(["run", "--policy", str(policy), "--session", "s", "--", *agent_command(script, rec)], live_env, log)
     try:
         retry_until(lambda: [p for p in _kinds(sv_home, "friction") if p["kind"] == "answer_not_taken"], 60,
                     message=lambda: log.read_text()[-2000:])
         _kill(proc)
         assert len(_sent(sv_home)) == 1
         pane = _kinds(sv_home, "run_started")[0]["pane_id"]
-        proc = _start(["attach", "--policy", str(policy), pane], env, log)
+        proc = _start(["attach", "--policy", str(policy), pane], live_env, log)
         retry_until(lambda: _kinds(sv_home, "pause"), 60, message=lambda: log.read_text()[-2000:])
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
@@ -107,7 +101,7 @@ def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(env: di
     assert_no_stray_keys(rec)
 
 
-def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(env: dict[str, str], tmp_path: Path,
+def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(live_env: dict[str, str], tmp_path: Path,
                                                                        sv_home: Path, tmux_socket: str) -> None:
     """SIGKILL while a dangerous prompt waits for a human; `supervisor runs resume` continues the
     run still paused (no second escalation, no keys); the human declines; the resume event says
@@ -125,18 +119,17 @@ def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(env: dict
     ])
     rec = tmp_path / "rec.jsonl"
     log = tmp_path / "sup.log"
-    proc = _start(["run", "--policy", str(policy), "--", *agent_command(script, rec)], env, log)
+    proc = _start(["run", "--policy", str(policy), "--", *agent_command(script, rec)], live_env, log)
     try:
         retry_until(lambda: _kinds(sv_home, "pause"), 60, message=lambda: log.read_text()[-2000:])
         _kill(proc)
         run_id = _events(sv_home)[0]["run_id"]
-        status = json.loads(run_cli("status", "--json", env=env).stdout)
+        status = json.loads(run_cli("status", "--json", env=live_env).stdout)
         assert status[0]["run_id"] == run_id and status[0]["supervisor_alive"] is False and status[0]["paused"]
-        proc = subprocess.Popen([sys.executable, "-m", "supervisor", "runs", "resume", run_id], env=env, cwd=REPO,
-                                stdout=open(log, "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
+        proc = _start(["runs", "resume", run_id], live_env, log)
         retry_until(lambda: [p for p in _kinds(sv_home, "note") if p.get("type") == "supervision_resumed"], 60,
                     message=lambda: log.read_text()[-2000:])
-        retry_until(lambda: json.loads(run_cli("status", "--json", env=env).stdout)[0]["supervisor_alive"], 30,
+        retry_until(lambda: json.loads(run_cli("status", "--json", env=live_env).stdout)[0]["supervisor_alive"], 30,
                     message="the resumed supervisor to hold the run")
         subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", _kinds(sv_home, "run_started")[0]["pane_id"],
                         "3"], check=True)
@@ -155,28 +148,28 @@ def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(env: dict
     assert_no_stray_keys(rec)
 
 
-def test_a_run_whose_supervisor_and_pane_are_gone_is_closed_by_status(env: dict[str, str], tmp_path: Path,
+def test_a_run_whose_supervisor_and_pane_are_gone_is_closed_by_status(live_env: dict[str, str], tmp_path: Path,
                                                                        sv_home: Path, tmux_socket: str) -> None:
     policy = tmp_path / "p.yaml"
     policy.write_text(dump_policy(fast_policy()))
     script = write_script(tmp_path, [{"spinner": {"seconds": 0.3}}, {"idle": {"id": "wait"}}])
     log = tmp_path / "sup.log"
-    proc = _start(["run", "--policy", str(policy), "--", *agent_command(script, tmp_path / "r.jsonl")], env, log)
+    proc = _start(["run", "--policy", str(policy), "--", *agent_command(script, tmp_path / "r.jsonl")], live_env, log)
     try:
         retry_until(lambda: _kinds(sv_home, "observation"), 60, message=lambda: log.read_text()[-2000:])
         _kill(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
-    live = json.loads(run_cli("status", "--json", env=env).stdout)
+    live = json.loads(run_cli("status", "--json", env=live_env).stdout)
     assert len(live) == 1 and live[0]["supervisor_alive"] is False, "the pane lives: the run can still be resumed"
     pane = _kinds(sv_home, "run_started")[0]["pane_id"]
     subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", pane, "/exit", "Enter"], check=True)
     retry_until(lambda: subprocess.run(["tmux", "-L", tmux_socket, "display", "-p", "-t", pane, "#{pane_dead}"],
                                        capture_output=True, text=True).stdout.strip() == "1", 30,
                 message="the agent to exit")
-    assert json.loads(run_cli("status", "--json", env=env).stdout) == []
-    ended = json.loads(run_cli("status", "--json", "--all", env=env).stdout)[0]
+    assert json.loads(run_cli("status", "--json", env=live_env).stdout) == []
+    ended = json.loads(run_cli("status", "--json", "--all", env=live_env).stdout)[0]
     assert ended["outcome"] == "exited"
     reason = _kinds(sv_home, "run_ended")[0]["reason"]
     assert "supervisor is gone" in reason and "dead" in reason
