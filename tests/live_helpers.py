@@ -21,6 +21,7 @@ from supervisor.runner import PaneRunner, RunConfig, Supervisor
 from supervisor.settings import Settings
 from supervisor.surfaces.base import PaneInfo
 from supervisor.surfaces.tmux import TmuxSurface
+from tests.helpers import retry_until
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -121,6 +122,14 @@ class LiveHarness:
         runners = [self.sup.add_pane(p) for p in panes]
         self.start()
         return runners
+
+    def run_to_end(self, script: Path, record: Path, seconds: float = 60) -> PaneRunner:
+        """Supervise one agent playing ``script`` (recording to ``record``) and wait, at most
+        ``seconds``, until its run has ended."""
+        (runner,) = self.supervise(self.start_agent(script, record))
+        retry_until(lambda: runner.done, seconds,
+                    message=lambda: f"the run to end; record={read_record(record)[-3:]}")
+        return runner
 
     def start(self) -> None:
         def loop() -> None:

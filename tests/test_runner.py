@@ -40,8 +40,7 @@ def test_answers_prompts_in_each_style(harness, tmp_path: Path) -> None:
     ])
     rec = tmp_path / "rec.jsonl"
     h = harness()
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 60, message=lambda: f"run to end; record={read_record(rec)[-3:]}")
+    runner = h.run_to_end(script, rec, 60)
     got = answers(rec)
     assert set(got) == {"bash", "edit", "yn", "codex"}
     for pid in got:
@@ -193,8 +192,7 @@ def test_finish_confirmed_and_exit_on_finish(harness, tmp_path: Path) -> None:
     ])
     rec = tmp_path / "rec.jsonl"
     h = harness(exit_on_finish=True)
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 30, message="the run to finish")
+    runner = h.run_to_end(script, rec, 30)
     assert runner.outcome == "finished"
     decisions = [e.payload["decision"] for e in events(runner, "decision")]
     assert decisions[-1]["kind"] == "finish"
@@ -210,8 +208,7 @@ def test_dead_pane_ends_run_as_exited(harness, tmp_path: Path) -> None:
     script = write_script(tmp_path, [{"spinner": {"seconds": 0.5}}, {"exit": {"code": 3}}])
     rec = tmp_path / "rec.jsonl"
     h = harness()
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 30, message="the run to end")
+    runner = h.run_to_end(script, rec, 30)
     assert runner.outcome == "exited"
     ended = events(runner, "run_ended")[0].payload
     assert ended["outcome"] == "exited" and ended["exit_code"] == 3, ended
@@ -228,8 +225,7 @@ def test_shadow_policies_decide_but_never_act(harness, tmp_path: Path) -> None:
     cautious.name = "cautious"
     cautious.answers.rules = [r for r in cautious.answers.rules if r.then == "escalate"]
     h = harness(shadows=[cautious])
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 30, message="the run to finish")
+    runner = h.run_to_end(script, rec, 30)
     shadow = [e.payload for e in events(runner, "shadow_decision")]
     observations = events(runner, "observation")
     assert len(shadow) == len(observations)
@@ -315,8 +311,7 @@ def test_same_prompt_again_is_repeated_prompt_friction(harness, tmp_path: Path) 
     ])
     rec = tmp_path / "rec.jsonl"
     h = harness()
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 30, message="the run to finish")
+    runner = h.run_to_end(script, rec, 30)
     assert set(answers(rec)) == {"first", "again"}
     assert [e for e in events(runner, "friction") if e.payload["kind"] == "repeated_prompt"]
     assert not events(runner, "pause")
@@ -330,8 +325,7 @@ def test_poll_fallback_answers_too(harness, tmp_path: Path) -> None:
     ])
     rec = tmp_path / "rec.jsonl"
     h = harness(poll_s=0.3)
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 40, message="the run to finish")
+    runner = h.run_to_end(script, rec, 40)
     assert answers(rec)["p1"]["approved"] is True
     assert runner.outcome == "finished"
     assert {e.payload["trigger"] for e in events(runner, "observation")} & {"poll", "timer"}
@@ -384,8 +378,7 @@ def test_trust_dialog_then_idle_is_not_work(harness, tmp_path: Path) -> None:
     ])
     rec = tmp_path / "rec.jsonl"
     h = harness(policy=fast_policy(recheck_s=0.2))
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 40, message=lambda: f"the run to end; record={read_record(rec)[-3:]}")
+    runner = h.run_to_end(script, rec, 40)
     assert "trust" in answers(rec)
     assert runner.outcome == "exited", [e.payload["decision"]["reason"] for e in events(runner, "decision")]
     assert not runner.state.saw_work
@@ -403,8 +396,7 @@ def test_quick_tool_permission_counts_as_work(harness, tmp_path: Path) -> None:
     ])
     rec = tmp_path / "rec.jsonl"
     h = harness()
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 40, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    runner = h.run_to_end(script, rec, 40)
     assert runner.outcome == "finished"
     assert set(answers(rec)) == {"trust", "p1"}
     states = [e.payload["observation"]["state"] for e in events(runner, "observation")]

@@ -42,8 +42,7 @@ def test_a_slowly_dismissing_dialog_is_answered_once(harness, tmp_path: Path) ->
     ])
     rec = tmp_path / "rec.jsonl"
     h = harness()
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 60, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    runner = h.run_to_end(script, rec, 60)
     assert runner.outcome == "finished"
     assert set(answers(rec)) == {"trust", "p1"}
     assert not events(runner, "pause")  # the ✔ redraw is the prompt we answered, not one to escalate
@@ -79,8 +78,7 @@ def test_an_appending_agent_is_answered_once_per_prompt(harness, tmp_path: Path,
     script = write_script(tmp_path, steps, style=style, mode="append")
     rec = tmp_path / "rec.jsonl"
     h = harness()
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 90, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    runner = h.run_to_end(script, rec, 90)
     got = answers(rec)
     assert set(got) == {f"p{n}" for n in range(5)} and all(a["approved"] for a in got.values()), got
     assert len(_sent(runner)) == 5
@@ -104,8 +102,7 @@ def test_a_task_waits_for_the_input_box_of_an_agent_that_starts_slowly(harness, 
     ])
     rec = tmp_path / "rec.jsonl"
     h = harness(task="fix the failing test")
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 60, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    runner = h.run_to_end(script, rec, 60)
     assert runner.outcome == "finished"
     assert inputs(rec) == ["fix the failing test"]
     assert answers(rec)["trust"]["keys"] == ["1"]
@@ -130,8 +127,7 @@ def test_prompts_quoted_in_agent_output_get_no_keys(harness, tmp_path: Path, sty
     script = write_script(tmp_path, [*steps, {"say": "Done."}, {"done": {"seconds": 1}}, {"exit": 0}], style=style)
     rec = tmp_path / "rec.jsonl"
     h = harness(turns=None)  # every quote supervised: the run lasts until the agent exits
-    (runner,) = h.supervise(h.start_agent(script, rec))
-    retry_until(lambda: runner.done, 90, message=lambda: f"the run to finish; record={read_record(rec)[-3:]}")
+    runner = h.run_to_end(script, rec, 90)
     assert [r["kind"] for r in read_record(rec) if r["event"] == "quote"] == [k for k in QUOTE_KINDS for _ in "ab"]
     assert runner.outcome == "exited", runner.outcome
     assert not _sent(runner)
