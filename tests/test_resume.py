@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,17 +47,52 @@ def _sent(home: Path) -> list[dict]:
             and p.get("confirmed") is None]
 
 
-def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "supervisor", *args], env=env, cwd=REPO,
-                            stdout=open(log, "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
+class Supervisors:
+    """The real `python -m supervisor` processes of one test, started one after another on its tmux
+    server, their output in one log; any still running after the test is killed."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.env, self.log = env, log
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self, *args: str) -> subprocess.Popen:
+        with open(self.log, "ab") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "supervisor", *args], env=self.env, cwd=REPO,
+                                    stdout=out, stderr=subprocess.STDOUT)
+        self.procs.append(proc)
+        return proc
+
+    def tail(self) -> str:
+        """The end of their output (what a failed wait shows)."""
+        return self.log.read_text()[-2000:]
+
+    @staticmethod
+    def kill(proc: subprocess.Popen) -> None:
+        """SIGKILL: a supervisor that gets no chance to tidy up."""
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+    @staticmethod
+    def interrupt(proc: subprocess.Popen) -> None:
+        """Ctrl-C, as a user stops a supervisor, and wait for it to end."""
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+@pytest.fixture
+def supervisors(live_env: dict[str, str], tmp_path: Path) -> Iterator[Supervisors]:
+    sups = Supervisors(live_env, tmp_path / "sup.log")
+    yield sups
+    sups.close()
 
 
-def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(live_env: dict[str, str], tmp_path: Path,
+def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(supervisors: Supervisors, tmp_path: Path,
                                                                         sv_home: Path) -> None:
     """A prompt that never takes its answer: answered once, not taken, SIGKILL during the cooldown;
     the restarted supervisor (`attach` on the pane) continues the same run, retries once after the
@@ -69,21 +105,15 @@ def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(live_en
     script = write_script(tmp_path, [{"spinner": {"seconds": 0.3}},
                                      {"prompt": {"id": "stuck", "kind": "bash", "command": "make", "ignore": 100}}])
     rec = tmp_path / "rec.jsonl"
-    log = tmp_path / "sup.log"
-    proc = _start(["run", "--policy", str(policy), "--session", "s", "--", *agent_command(script, rec)], live_env, log)
-    try:
-        retry_until(lambda: [p for p in _kinds(sv_home, "friction") if p["kind"] == "answer_not_taken"], 60,
-                    message=lambda: log.read_text()[-2000:])
-        _kill(proc)
-        assert len(_sent(sv_home)) == 1
-        pane = _kinds(sv_home, "run_started")[0]["pane_id"]
-        proc = _start(["attach", "--policy", str(policy), pane], live_env, log)
-        retry_until(lambda: _kinds(sv_home, "pause"), 60, message=lambda: log.read_text()[-2000:])
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = supervisors.start("run", "--policy", str(policy), "--session", "s", "--", *agent_command(script, rec))
+    retry_until(lambda: [p for p in _kinds(sv_home, "friction") if p["kind"] == "answer_not_taken"], 60,
+                message=supervisors.tail)
+    supervisors.kill(proc)
+    assert len(_sent(sv_home)) == 1
+    pane = _kinds(sv_home, "run_started")[0]["pane_id"]
+    proc = supervisors.start("attach", "--policy", str(policy), pane)
+    retry_until(lambda: _kinds(sv_home, "pause"), 60, message=supervisors.tail)
+    supervisors.interrupt(proc)
     assert len(list((sv_home / "journals").glob("*.jsonl"))) == 1, "the same run, not a new one"
     notes = [p for p in _kinds(sv_home, "note") if p.get("type") == "supervision_resumed"]
     assert len(notes) == 1
@@ -101,8 +131,9 @@ def test_killed_while_a_stuck_prompt_cools_down_resumes_with_its_strikes(live_en
     assert_no_stray_keys(rec)
 
 
-def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(live_env: dict[str, str], tmp_path: Path,
-                                                                       sv_home: Path, tmux_socket: str) -> None:
+def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(supervisors: Supervisors, live_env: dict[str, str],
+                                                                       tmp_path: Path, sv_home: Path,
+                                                                       tmux_socket: str) -> None:
     """SIGKILL while a dangerous prompt waits for a human; `supervisor runs resume` continues the
     run still paused (no second escalation, no keys); the human declines; the resume event says
     who ended the pause, after how long, and what they chose."""
@@ -118,28 +149,22 @@ def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(live_env:
         {"done": {}},
     ])
     rec = tmp_path / "rec.jsonl"
-    log = tmp_path / "sup.log"
-    proc = _start(["run", "--policy", str(policy), "--", *agent_command(script, rec)], live_env, log)
-    try:
-        retry_until(lambda: _kinds(sv_home, "pause"), 60, message=lambda: log.read_text()[-2000:])
-        _kill(proc)
-        run_id = _events(sv_home)[0]["run_id"]
-        status = json.loads(run_cli("status", "--json", env=live_env).stdout)
-        assert status[0]["run_id"] == run_id and status[0]["supervisor_alive"] is False and status[0]["paused"]
-        proc = _start(["runs", "resume", run_id], live_env, log)
-        retry_until(lambda: [p for p in _kinds(sv_home, "note") if p.get("type") == "supervision_resumed"], 60,
-                    message=lambda: log.read_text()[-2000:])
-        retry_until(lambda: json.loads(run_cli("status", "--json", env=live_env).stdout)[0]["supervisor_alive"], 30,
-                    message="the resumed supervisor to hold the run")
-        subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", _kinds(sv_home, "run_started")[0]["pane_id"],
-                        "3"], check=True)
-        resume = retry_until(lambda: _kinds(sv_home, "resume"), 60, message=lambda: log.read_text()[-2000:])
-        retry_until(lambda: _kinds(sv_home, "turn_finished"), 60, message=lambda: log.read_text()[-2000:])
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = supervisors.start("run", "--policy", str(policy), "--", *agent_command(script, rec))
+    retry_until(lambda: _kinds(sv_home, "pause"), 60, message=supervisors.tail)
+    supervisors.kill(proc)
+    run_id = _events(sv_home)[0]["run_id"]
+    status = json.loads(run_cli("status", "--json", env=live_env).stdout)
+    assert status[0]["run_id"] == run_id and status[0]["supervisor_alive"] is False and status[0]["paused"]
+    proc = supervisors.start("runs", "resume", run_id)
+    retry_until(lambda: [p for p in _kinds(sv_home, "note") if p.get("type") == "supervision_resumed"], 60,
+                message=supervisors.tail)
+    retry_until(lambda: json.loads(run_cli("status", "--json", env=live_env).stdout)[0]["supervisor_alive"], 30,
+                message="the resumed supervisor to hold the run")
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", _kinds(sv_home, "run_started")[0]["pane_id"],
+                    "3"], check=True)
+    resume = retry_until(lambda: _kinds(sv_home, "resume"), 60, message=supervisors.tail)
+    retry_until(lambda: _kinds(sv_home, "turn_finished"), 60, message=supervisors.tail)
+    supervisors.interrupt(proc)
     assert len(_kinds(sv_home, "pause")) == 1, "not escalated again after the restart"
     assert len(_sent(sv_home)) == 1 and answers(rec)["p1"]["approved"] is True
     assert answers(rec)["push"]["approved"] is False and answers(rec)["push"]["keys"] == ["3"]
@@ -148,19 +173,15 @@ def test_killed_while_paused_resumes_paused_and_a_human_ends_the_pause(live_env:
     assert_no_stray_keys(rec)
 
 
-def test_a_run_whose_supervisor_and_pane_are_gone_is_closed_by_status(live_env: dict[str, str], tmp_path: Path,
-                                                                       sv_home: Path, tmux_socket: str) -> None:
+def test_a_run_whose_supervisor_and_pane_are_gone_is_closed_by_status(supervisors: Supervisors, live_env: dict[str, str],
+                                                                       tmp_path: Path, sv_home: Path,
+                                                                       tmux_socket: str) -> None:
     policy = tmp_path / "p.yaml"
     policy.write_text(dump_policy(fast_policy()))
     script = write_script(tmp_path, [{"spinner": {"seconds": 0.3}}, {"idle": {"id": "wait"}}])
-    log = tmp_path / "sup.log"
-    proc = _start(["run", "--policy", str(policy), "--", *agent_command(script, tmp_path / "r.jsonl")], live_env, log)
-    try:
-        retry_until(lambda: _kinds(sv_home, "observation"), 60, message=lambda: log.read_text()[-2000:])
-        _kill(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = supervisors.start("run", "--policy", str(policy), "--", *agent_command(script, tmp_path / "r.jsonl"))
+    retry_until(lambda: _kinds(sv_home, "observation"), 60, message=supervisors.tail)
+    supervisors.kill(proc)
     live = json.loads(run_cli("status", "--json", env=live_env).stdout)
     assert len(live) == 1 and live[0]["supervisor_alive"] is False, "the pane lives: the run can still be resumed"
     pane = _kinds(sv_home, "run_started")[0]["pane_id"]
