@@ -1,5 +1,5 @@
 """Shared test helpers: wait with a deadline, never with bare sleeps; a real loopback webhook
-receiver."""
+receiver; a run journaled as the runner journals it."""
 
 from __future__ import annotations
 
@@ -10,6 +10,14 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
+from supervisor.classify import classify
+from supervisor.decide import decide
+from supervisor.ids import new_id
+from supervisor.journal import Journal
+from supervisor.models import RunState
+from supervisor.policy import Policy
+from supervisor.screen import make_screen
+from supervisor.settings import Settings
 from supervisor.workflow.notify import WebhookRejected, verify_webhook
 
 T = TypeVar("T")
@@ -87,3 +95,52 @@ class WebhookReceiver:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def record_run(settings: Settings, policy: Policy, screens: list[str], *, human: str | None = None,
+               shadows: tuple[Policy, ...] = (), t0: float = 1_700_000_000.0, outcome: str | None = "finished",
+               extra: dict[str, Any] | None = None, width: int = 100) -> str:
+    """One run journaled as the runner does, with no tmux: run_started with its policies, each
+    observation with its screen (``width`` columns) and clock, the decision, shadow decisions from
+    each shadow's own classification, a pause on escalation and (``human``) the human's resume
+    saying what they chose, run_ended (``outcome`` None: a run still going)."""
+    run_id = new_id("run_")
+    j = Journal(settings.journal_path(run_id), run_id, fsync=False)
+    pols = {p.policy_id: p.canonical() for p in (policy, *shadows)}
+    j.append("run_started", {"policy_id": policy.policy_id, "policies": pols, "agent": "claude",
+                             "shadow_policy_ids": [p.policy_id for p in shadows]}, at=t0)
+    t = t0
+    rs = RunState(run_id=run_id, now=t0, started_at=t0, last_output_at=t0)
+    for text in screens:
+        t += 5
+        screen = make_screen(text, width=width, height=40)
+        obs = classify(screen, policy)
+        oid = new_id("obs_")
+        obs.observation_id = oid
+        rs.now = rs.last_output_at = t
+        d = decide(obs, rs, policy)
+        d.trigger_id = oid
+        j.append("observation", {"observation": obs.model_dump(mode="json"), "now": t,
+                                 "screen": {"screen_hash": screen.screen_hash, "text": screen.text, "width": width,
+                                            "height": 40, "title": "", "current_command": "", "dead": False}},
+                 at=t, event_id=oid)
+        j.append("decision", {"decision": d.model_dump(mode="json"), "now": t}, at=t + 0.01)
+        for sh in shadows:
+            sobs = classify(screen, sh)
+            sd = decide(sobs, rs, sh)
+            sd.trigger_id = oid
+            summary = {"state": sobs.state, "agent": sobs.agent,  # the runner journals a summary: no options
+                       "prompt": None if sobs.prompt is None else {
+                           "kind": sobs.prompt.kind, "signature": sobs.prompt.signature,
+                           "question": sobs.prompt.question, "risk": sobs.prompt.risk.model_dump(mode="json")}}
+            j.append("shadow_decision", {"decision": sd.model_dump(mode="json"), "shadow_policy_id": sh.policy_id,
+                                         "acting_policy_id": policy.policy_id, "observation": summary}, at=t + 0.02)
+        if d.kind == "escalate":
+            j.append("pause", {"pause_reason": d.reason, "signature": d.signature}, at=t + 0.03)
+            if human is not None:
+                j.append("resume", {"by": "human", "waited_s": 4.0, "human_keys": ["1"], "selected": human,
+                                    "signature": d.signature, "was": d.reason}, at=t + 4)
+    if outcome is not None:
+        j.append("run_ended", {"outcome": outcome, **(extra or {})}, at=t + 5)
+    j.close()
+    return run_id

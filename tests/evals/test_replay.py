@@ -12,11 +12,12 @@ from evals.workbench import eval_replay
 from supervisor.classify import classify
 from supervisor.ids import new_id
 from supervisor.journal import Journal
-from supervisor.policy import baseline_policy
+from supervisor.policy import Policy, baseline_policy
 from supervisor.screen import make_screen
 from supervisor.settings import Settings
 from supervisor.warehouse import open_warehouse
 from supervisor.warehouse.evals_store import read_replay_divergences, read_replay_input, read_replay_runs
+from tests.helpers import record_run
 
 W = 100
 SAFE = styles.claude_permission("npm test", "Run the unit tests", width=W).text
@@ -146,35 +147,10 @@ def _strict():  # type: ignore[no-untyped-def]
     return parse_policy(yaml.safe_dump(data, allow_unicode=True), "strict")
 
 
-def record_under(settings: Settings, policy, human: str | None) -> str:  # type: ignore[no-untyped-def]
-    """One run recorded the way the runner journals it under ``policy``: run_started with the policy's
-    content, each observation's screen and clock, the decision, and (``human``) the human's choice
-    when they resolved an escalation."""
-    from supervisor.decide import decide
-    from supervisor.models import RunState
-
-    run_id = new_id("run_")
-    j = Journal(settings.journal_path(run_id), run_id, fsync=False)
-    t = 1_700_000_000.0
-    j.append("run_started", {"policy_id": policy.policy_id, "policies": {policy.policy_id: policy.canonical()},
-                             "agent": "claude"}, at=t)
-    for text in (BUSY, SAFE, BUSY):
-        t += 5
-        screen = make_screen(text, width=W, height=40)
-        obs = classify(screen, policy)
-        oid = new_id("obs_")
-        obs.observation_id = oid
-        d = decide(obs, RunState(run_id=run_id, now=t, started_at=t - 10, last_output_at=t), policy)
-        j.append("observation", {"observation": obs.model_dump(mode="json"), "now": t,
-                                 "screen": {"screen_hash": screen.screen_hash, "text": screen.text, "width": W,
-                                            "height": 40, "title": "", "current_command": "", "dead": False}},
-                 at=t, event_id=oid)
-        j.append("decision", {"decision": d.model_dump(mode="json"), "now": t}, at=t + 0.01)
-        if d.kind == "escalate":
-            j.append("pause", {"pause_reason": d.reason, "signature": d.signature}, at=t + 0.02)
-            if human is not None:
-                j.append("resume", {"by": "human", "waited_s": 3.0, "human_keys": ["1"], "selected": human,
-                                    "signature": d.signature, "was": d.reason}, at=t + 3)
+def record_under(settings: Settings, policy: Policy, human: str | None) -> str:
+    """One run of (busy, a safe permission, busy) recorded the way the runner journals it under
+    ``policy`` (``human``: their choice when they resolved an escalation), ingested."""
+    run_id = record_run(settings, policy, [BUSY, SAFE, BUSY], human=human, outcome=None)
     with open_warehouse(settings.warehouse) as wh:
         wh.ingest_dir(settings.journals_dir)
     return run_id
