@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from libtmux import Server
 
+from supervisor.surfaces.tmux import TmuxSurface
 from tests.helpers import WebhookReceiver
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,6 +41,14 @@ def tmux_socket(server: Server, monkeypatch: pytest.MonkeyPatch) -> str:
     assert server.socket_name
     monkeypatch.setenv("SUPERVISOR_TMUX_SOCKET", server.socket_name)
     return server.socket_name
+
+
+@pytest.fixture
+def surface(tmux_socket: str) -> Iterator[TmuxSurface]:
+    """The real tmux surface on this test's private server, closed after the test."""
+    s = TmuxSurface(tmux_socket)
+    yield s
+    s.close()
 
 
 @pytest.fixture

@@ -26,13 +26,6 @@ def test_parse_keys() -> None:
     assert parse_keys(b"\x1b[200~a\rb\x1b[201~\r") == ["PasteStart", "a", "Enter", "b", "PasteEnd", "Enter"]
 
 
-@pytest.fixture
-def surface(tmux_socket: str):
-    s = TmuxSurface(tmux_socket)
-    yield s
-    s.close()
-
-
 def _screen(surface: TmuxSurface, pane: str) -> str:
     return surface.capture(pane).plain
 

@@ -13,13 +13,6 @@ from supervisor.surfaces.tmux import TmuxSurface, parse_pane_line
 from tests.helpers import retry_until
 
 
-@pytest.fixture
-def surface(tmux_socket: str):
-    s = TmuxSurface(tmux_socket)
-    yield s
-    s.close()
-
-
 def test_is_a_surface(surface: TmuxSurface) -> None:
     assert isinstance(surface, Surface)
 
