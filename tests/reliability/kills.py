@@ -71,6 +71,27 @@ class KillReport:
         self.missing = len(set(ids) - stored)
         return evs
 
+    def kill_at_random(self, proc: subprocess.Popen[bytes], home: Path, before: int, rng: random.Random,
+                       max_delay_s: float, snapshots: list[list[str]]) -> None:
+        """SIGKILL ``proc`` at a random instant, then snapshot the journal's event ids. Most kills
+        land while it works: once the journal holds more than ``before`` events (however long a
+        busy machine takes to start it), a random delay up to ``max_delay_s`` later; the rest
+        within its first second, while it is still starting up."""
+        if rng.random() < 0.8:
+            retry_until(lambda: proc.poll() is not None or len(journal_events(home, self.run_id)) > before, 120,
+                        message="the supervisor to journal something")
+            delay = rng.uniform(0.0, max_delay_s)
+        else:
+            delay = rng.uniform(0.0, 1.0)
+        self.kill_delays.append(round(delay, 3))
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=delay)  # the random instant (returns early if it ended by itself)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            self.kills += 1
+        proc.wait(30)
+        snapshots.append([e.event_id for e in journal_events(home, self.run_id)])
+
     def ok(self) -> bool:
         return (self.lost == 0 and self.missing == 0 and self.duplicates == 0 and self.leaks == 0
                 and self.outcome == "finished" and self.resumes == self.restarts)
@@ -100,22 +121,7 @@ def kill_run(tmp: Path, socket: str, home: Path, *, run_id: str, kills: int, rng
         for _ in range(kills):
             before = len(journal_events(home, run_id))
             proc = start_supervisor(agent.pane_id, agent.spec_path, run_id, env, pol, log)
-            if rng.random() < 0.8:
-                # Most kills land while it works: once it journaled something (however long a
-                # busy machine takes to start it), then a random instant later.
-                retry_until(lambda: proc.poll() is not None or len(journal_events(home, run_id)) > before, 120,  # noqa: B023
-                            message="the restarted supervisor to journal something")
-                delay = rng.uniform(0.0, max_delay_s)
-            else:
-                delay = rng.uniform(0.0, 1.0)  # the rest while it is still starting up
-            report.kill_delays.append(round(delay, 3))
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=delay)  # the random instant (returns early if it ended by itself)
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGKILL)
-                report.kills += 1
-            proc.wait(30)
-            snapshots.append([e.event_id for e in journal_events(home, run_id)])
+            report.kill_at_random(proc, home, before, rng, max_delay_s, snapshots)
         proc = start_supervisor(agent.pane_id, agent.spec_path, run_id, env, pol, log)
         retry_until(lambda: held_for_review(home, run_id), 300,
                     message=lambda: log.read_text()[-3000:] if log.exists() else "no log")
@@ -201,21 +207,7 @@ def plain_kill_run(tmp: Path, socket: str, home: Path, *, kills: int, rng: rando
         for k in range(kills):
             if k:
                 proc = _supervisor_cmd(["attach", "--policy", str(policy), "--turns", "1", pane], env, log)
-            before = len(journal_events(home, run_id))
-            if rng.random() < 0.8:
-                retry_until(lambda: proc.poll() is not None or len(journal_events(home, run_id)) > before, 120,  # noqa: B023
-                            message="the supervisor to journal something")
-                delay = rng.uniform(0.0, max_delay_s)
-            else:
-                delay = rng.uniform(0.0, 1.0)
-            report.kill_delays.append(round(delay, 3))
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=delay)
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGKILL)
-                report.kills += 1
-            proc.wait(30)
-            snapshots.append([e.event_id for e in journal_events(home, run_id)])
+            report.kill_at_random(proc, home, len(journal_events(home, run_id)), rng, max_delay_s, snapshots)
             if any(e.kind == "run_ended" for e in journal_events(home, run_id)):
                 break
         if not any(e.kind == "run_ended" for e in journal_events(home, run_id)):
