@@ -158,6 +158,23 @@ def waiting_scene(srv: FakeModelServer, pane: Pane, cap: Capturer, marker: str) 
     return run
 
 
+def streaming_scene(srv: FakeModelServer, pane: Pane, cap: Capturer, streaming: str | Callable[[str], bool],
+                    streaming_shows: str, finished: Callable[[str], bool], finished_shows: str,
+                    finished_note: str = "") -> Callable[[], None]:
+    """Busy while the answer streams (held open by the fake server until ``streaming`` shows on the
+    screen), then the finished turn once ``finished`` holds."""
+    def run() -> None:
+        srv.script(Turn(text="Let me look at this project. It is a small repository with nothing in it yet.",
+                        hold=True, chunks=6))
+        pane.type("explain this project")
+        pane.wait_for(streaming, 30)
+        cap.snap("busy-streaming", streaming_shows, expect("busy", decision="wait"), settle=1.0)
+        srv.release()
+        pane.wait_for(finished, 30)
+        cap.snap("idle-turn-finished", finished_shows, expect("idle", decision="finish", note=finished_note))
+    return run
+
+
 FINISHED_RE = re.compile(r"✻ \w+ for \d+")
 BRAILLE_SPINNER = "⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -193,18 +210,6 @@ def capture_claude(root: Path, out: Path, socket: str, failures: list[str]) -> N
                 pane.wait_for("? for shortcuts", 30)
                 cap.snap("idle-fresh", "Fresh session: empty input box, welcome banner", expect("idle"))
 
-            def busy_and_finish() -> None:
-                srv.script(Turn(text="Let me look at this project. It is a small repository with nothing in it yet.",
-                                hold=True, chunks=6))
-                pane.type("explain this project")
-                pane.wait_for("esc to interrupt", 30)
-                cap.snap("busy-streaming", "Busy: model answer streaming ('esc to interrupt', spinner)",
-                         expect("busy", decision="wait"), settle=1.0)
-                srv.release()
-                pane.wait_for(lambda s: bool(FINISHED_RE.search(s)) and "esc to interrupt" not in s, 30)
-                cap.snap("idle-turn-finished", "Turn finished ('✻ <Verb>ed for Ns'), empty input box",
-                         expect("idle", decision="finish", note="finish after a turn, once confirmed idle"))
-
             def perm_touch() -> None:
                 srv.script(Turn(kind="shell", text="I will create the file.", command="touch hello.txt"))
                 pane.type("create hello.txt")
@@ -239,7 +244,11 @@ def capture_claude(root: Path, out: Path, socket: str, failures: list[str]) -> N
                 return run
 
             step("claude first run", first_run, failures)
-            step("claude busy", busy_and_finish, failures)
+            step("claude busy", streaming_scene(
+                srv, pane, cap, "esc to interrupt", "Busy: model answer streaming ('esc to interrupt', spinner)",
+                lambda s: bool(FINISHED_RE.search(s)) and "esc to interrupt" not in s,
+                "Turn finished ('✻ <Verb>ed for Ns'), empty input box",
+                finished_note="finish after a turn, once confirmed idle"), failures)
             step("claude waiting", waiting_scene(srv, pane, cap, "esc to interrupt"), failures)
             step("claude touch", perm_touch, failures)
             step("claude write", perm_write, failures)
@@ -346,19 +355,6 @@ def capture_codex(root: Path, out: Path, socket: str, failures: list[str]) -> No
                 pane.wait_for("Ask Codex to do anything", 30)
                 cap.snap("idle-fresh", "Fresh session: input box 'Ask Codex to do anything'", expect("idle"))
 
-            def busy_and_finish() -> None:
-                srv.script(Turn(text="Let me look at this project. It is a small repository with nothing in it yet.",
-                                hold=True, chunks=6))
-                pane.type("explain this project")
-                # While text streams Codex shows no 'esc to interrupt': only the title spins.
-                pane.wait_for(lambda s: "Let me" in s and pane.info()["title"][:1] in BRAILLE_SPINNER, 30)
-                cap.snap("busy-streaming", "Busy: answer streaming; the screen shows no 'esc to interrupt' line, "
-                         "only the pane title spins ('⠙ work')", expect("busy", decision="wait"), settle=1.0)
-                srv.release()
-                pane.wait_for(lambda s: "Worked for" in s and "esc to interrupt" not in s, 30)
-                cap.snap("idle-turn-finished", "Turn finished ('Worked for Ns'), input box back",
-                         expect("idle", decision="finish"))
-
             def approval(name: str, command: str, shows: str, decision: str, risk: str,
                          key: str) -> Callable[[], None]:
                 def run() -> None:
@@ -374,7 +370,12 @@ def capture_codex(root: Path, out: Path, socket: str, failures: list[str]) -> No
                 return run
 
             step("codex first run", first_run, failures)
-            step("codex busy", busy_and_finish, failures)
+            # While text streams Codex shows no 'esc to interrupt': only the title spins.
+            step("codex busy", streaming_scene(
+                srv, pane, cap, lambda s: "Let me" in s and pane.info()["title"][:1] in BRAILLE_SPINNER,
+                "Busy: answer streaming; the screen shows no 'esc to interrupt' line, only the pane title spins "
+                "('⠙ work')", lambda s: "Worked for" in s and "esc to interrupt" not in s,
+                "Turn finished ('Worked for Ns'), input box back"), failures)
             step("codex waiting", waiting_scene(srv, pane, cap, "esc to interrupt"), failures)
             step("codex touch", approval("approval-touch", "touch codex_hello.txt",
                                          "Approval: 'Would you like to run the following command?' touch",
@@ -458,18 +459,6 @@ def capture_aider(root: Path, out: Path, socket: str, failures: list[str]) -> No
                 pane.wait_for(lambda s: s.rstrip().endswith("diff>"), 30)
                 cap.snap("idle-fresh", "Input prompt 'diff>' after the banner", expect("idle"))
 
-            def busy_and_finish() -> None:
-                srv.script(Turn(text="Let me look at this project. It is a small repository with nothing in it yet.",
-                                hold=True, chunks=6))
-                pane.type("explain this project")
-                pane.wait_for("Let me", 30)
-                cap.snap("busy-streaming", "Busy: answer streaming (no input prompt yet)",
-                         expect("busy", decision="wait"), settle=1.0)
-                srv.release()
-                pane.wait_for(lambda s: "Tokens:" in s and s.rstrip().endswith("diff>"), 30)
-                cap.snap("idle-turn-finished", "Turn finished: 'Tokens: … sent, … received.' then 'diff>'",
-                         expect("idle", decision="finish"))
-
             def run_shell(name: str, command: str, shows: str, decision: str, risk: str,
                           answer: list[str]) -> Callable[[], None]:
                 def run() -> None:
@@ -500,7 +489,10 @@ def capture_aider(root: Path, out: Path, socket: str, failures: list[str]) -> No
                 pane.wait_for(lambda s: s.rstrip().endswith("diff>"), 30)
 
             step("aider first run", first_run, failures)
-            step("aider busy", busy_and_finish, failures)
+            step("aider busy", streaming_scene(
+                srv, pane, cap, "Let me", "Busy: answer streaming (no input prompt yet)",
+                lambda s: "Tokens:" in s and s.rstrip().endswith("diff>"),
+                "Turn finished: 'Tokens: … sent, … received.' then 'diff>'"), failures)
             step("aider waiting", waiting_scene(srv, pane, cap, "Waiting for"), failures)
             step("aider touch", run_shell("run-shell-touch", "touch aider_hello.txt",
                                           "'Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:' for touch",
