@@ -45,7 +45,7 @@ from supervisor.models import (
     PromptKind,
     RiskLevel,
 )
-from supervisor.yamlio import read_text
+from supervisor.yamlio import SafeLoader, read_text
 
 SUITE_FORMAT_VERSION = 1
 CaseKind = Literal["screen", "gate", "episode"]
@@ -347,7 +347,7 @@ class Suite:
 # --------------------------------------------------------------------------- loading
 
 
-class _LineLoader(yaml.SafeLoader):
+class _LineLoader(SafeLoader):
     """A safe loader that remembers the line of every mapping and of each of its keys."""
 
 

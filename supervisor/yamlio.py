@@ -16,6 +16,13 @@ from pydantic import ValidationError
 
 from supervisor.errors import InputError
 
+# libyaml's parser when PyYAML was built with it (its wheels are): the same documents and marks,
+# about six times faster than the pure-Python one on the large suite files.
+try:
+    from yaml import CSafeLoader as SafeLoader
+except ImportError:  # a PyYAML built without libyaml
+    from yaml import SafeLoader  # type: ignore[assignment]
+
 
 def read_text(path: str | Path, error: type[InputError], what: str, fix: str) -> str:
     """The UTF-8 text of ``path``; a missing or unreadable file raises ``error`` naming ``what``."""
@@ -33,8 +40,8 @@ def read_text(path: str | Path, error: type[InputError], what: str, fix: str) ->
 def parse_yaml(text: str, source: str, error: type[InputError]) -> tuple[Any, yaml.Node | None]:
     """Parse YAML text; return the data and the node tree (for line numbers)."""
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=SafeLoader)
+        data = yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
