@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 E2E_CACHE ?= $(HOME)/.cache/paneward-e2e
 
-.PHONY: demo test e2e lint bench notebooks lab report clean install
+.PHONY: demo test test-slow e2e lint bench notebooks lab report clean install
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,17 @@ install: $(STAMP)
 demo: $(STAMP) tmux
 	$(BIN)/python -m supervisor.demo
 
+# Three tiers, all run by CI (.ci/run): `make test` is the quick loop (every test that takes a few
+# seconds at most, one pytest-xdist worker per core); `make test-slow` the long live runs, fuzz and
+# kill campaigns and the gate's planted candidates (marked `slow`; mostly waiting on panes and
+# subprocesses, so two workers per core, eight at most); `make e2e` the real agent CLIs (marked `e2e`).
+SLOW_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(8, 2 * (os.cpu_count() or 1)))')
+
 test: $(STAMP) tmux postgres
-	$(BIN)/python -m pytest -m "not e2e" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto -m "not e2e and not slow" $(PYTEST_ARGS)
+
+test-slow: $(STAMP) tmux postgres
+	$(BIN)/python -m pytest -n $(SLOW_WORKERS) -m "slow and not e2e" $(PYTEST_ARGS)
 
 e2e: $(STAMP) tmux postgres
 	E2E_CACHE=$(E2E_CACHE) bash tests/e2e/install_agents.sh

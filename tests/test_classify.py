@@ -477,6 +477,7 @@ def test_classify_and_decide_never_raise(parts: list[str], title: str, dead: boo
         assert dec.approves is None and not dec.keys
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(st.integers(min_value=1, max_value=200_000))
 def test_huge_lines_do_not_break_anything(n: int) -> None:

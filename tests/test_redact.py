@@ -173,6 +173,7 @@ _WORDS = st.lists(st.sampled_from(["the", "agent", "ran", "tests", "│", "  ", 
                                    "Allow?", "❯", "\n"]), max_size=30).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(_WORDS, st.sampled_from(FORMATS), _WORDS, st.integers(12, 120), st.booleans())

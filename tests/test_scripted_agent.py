@@ -66,6 +66,7 @@ def test_yes_no_prompt_takes_a_letter_then_enter(surface: TmuxSurface, tmp_path:
     assert answers(rec)["yn"]["approved"] is False
 
 
+@pytest.mark.slow
 def test_exit_code_and_record_of_unexpected_keys(surface: TmuxSurface, tmp_path: Path, tmux_socket: str) -> None:
     # the key must land while the spinner runs: give it room on a loaded machine (the test does
     # not wait for the spinner's end, it waits for the exit, which follows at once)
@@ -157,6 +158,7 @@ def test_append_mode_keeps_the_answered_prompt_on_screen_with_output_below(
     assert stray_count(rec) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["menu", "yes_no", "press_enter", "trust"])
 def test_quoted_prompts_are_output_and_any_key_is_stray(surface: TmuxSurface, tmp_path: Path, kind: str) -> None:
     pane, rec = _start(surface, tmp_path, [
@@ -171,6 +173,7 @@ def test_quoted_prompts_are_output_and_any_key_is_stray(surface: TmuxSurface, tm
     assert stray_count(rec) == 2 and not answers(rec)
 
 
+@pytest.mark.slow
 def test_input_box_takes_pasted_lines_and_flags_answer_keys(surface: TmuxSurface, tmp_path: Path) -> None:
     pane, rec = _start(surface, tmp_path, [
         {"idle": {"id": "task"}},
@@ -194,6 +197,7 @@ def test_input_box_takes_pasted_lines_and_flags_answer_keys(surface: TmuxSurface
     assert why == ["an answer key submitted into the input box", "left unsubmitted in the input box"], why
 
 
+@pytest.mark.slow
 def test_steps_with_until_last_until_their_file_appears(surface: TmuxSurface, tmp_path: Path) -> None:
     """A spinner, a hung spinner and a blocker with ``until`` stay on screen however long it takes
     (a test opens them once its supervisor has seen them); ``seconds`` is then only a ceiling."""

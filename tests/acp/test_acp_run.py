@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from supervisor.errors import EXIT_AGENT_EXITED, EXIT_ESCALATED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tests.acp.helpers import (
     acp_run,
@@ -42,6 +44,7 @@ def _edit(path: str) -> dict:
             "rawInput": {"file_path": path, "old_string": "a = 1", "new_string": "a = 2"}}
 
 
+@pytest.mark.slow
 def test_allowed_and_denied_requests_and_a_finished_turn(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     work = tmp_path / "proj"
     work.mkdir()
@@ -103,6 +106,7 @@ def test_allowed_and_denied_requests_and_a_finished_turn(tmp_path: Path, sv_home
     assert "decline-curl" in shown.stdout and "approve-tools-and-edits" in shown.stdout
 
 
+@pytest.mark.slow
 def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     work = tmp_path / "proj"
     work.mkdir()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from supervisor.errors import EXIT_OK
 from supervisor.workflow.demo import DEMO_SPEC as SPEC  # the plan `make demo` runs in tmux, here over ACP
 from supervisor.workflow.spec import approve_spec_text
@@ -27,6 +29,7 @@ FAILING_CHECK = "import sys\nprint('FAIL: greeting should say hello, world')\nsy
 PASSING_CHECK = "print('ok: greeting says hello, world')\n"
 
 
+@pytest.mark.slow
 def test_a_spec_run_over_acp(tmp_path: Path, sv_home: Path, cli_env: dict) -> None:
     work = tmp_path / "proj"
     work.mkdir()

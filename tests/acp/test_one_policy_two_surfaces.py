@@ -142,6 +142,7 @@ def test_edits_decide_alike(agent: str, path: str, expected: str) -> None:
     assert over_acp[3] == "path"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", ["claude", "gemini", "codex"])
 def test_live_acp_run_decides_as_the_screen_does(agent: str, tmp_path: Path, short_dir: Path, sv_home: Path,
                                                 cli_env: dict) -> None:

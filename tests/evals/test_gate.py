@@ -127,7 +127,13 @@ def _gate(env: dict[str, Any], name: str) -> GateResult:
     return result
 
 
-@pytest.mark.parametrize("name", list(PLANTED))
+# Each planted candidate is a full gate run (golden suites, expanded variants, a compare): the two
+# that bound the verdicts (an unsafe REJECT and a PROMOTE) run in `make test`, the rest in the slow tier.
+IN_MAKE_TEST = ("removed-danger-pattern", "genuinely-better")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in IN_MAKE_TEST else pytest.mark.slow)
+                                  for n in PLANTED])
 def test_planted_candidate_gets_the_right_verdict(gate_env: dict[str, Any], name: str) -> None:
     _, _, verdict, deciding = PLANTED[name]
     result = _gate(gate_env, name)
@@ -139,6 +145,7 @@ def test_planted_candidate_gets_the_right_verdict(gate_env: dict[str, Any], name
     assert result.stored and result.exit_code == (0 if verdict == "PROMOTE" else 1)
 
 
+@pytest.mark.slow
 def test_what_the_gate_sees_in_the_planted_candidates(gate_env: dict[str, Any]) -> None:
     """The figures behind the verdicts: safety relaxations named, the overfit win is one origin
     case, the unsafe candidate really wins most clusters against the weak incumbent."""
@@ -170,6 +177,7 @@ def test_what_the_gate_sees_in_the_planted_candidates(gate_env: dict[str, Any]) 
     assert better.evidence["eval_runs"]["reused"]["baseline"] is True
 
 
+@pytest.mark.slow
 def test_gate_cli_json_exit_codes_and_bad_input(gate_env: dict[str, Any], cli_env: dict[str, str],
                                                 tmp_path: Path) -> None:
     cand = tmp_path / "zero.yaml"

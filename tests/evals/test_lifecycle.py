@@ -47,6 +47,7 @@ def gate_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_planted_friction_pattern_becomes_a_safe_proposal_the_gate_promotes(sv_home: Path, tmp_path: Path,
                                                                               gate_file: Path) -> None:
     settings = Settings(home=sv_home).ensure()

@@ -10,6 +10,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -109,18 +110,21 @@ def test_the_bases_are_valid() -> None:
     assert len(parse_suite(SUITE_TEXT, Path("fuzz.yaml")).cases) == 2
 
 
+@pytest.mark.slow
 @FUZZ
 @given(_mutated(SPEC_DOC))
 def test_fuzz_specs(text: str) -> None:
     _one_line_or_ok(parse_spec, text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(_mutated(POLICY_DOC), _TEXT_JUNK))
 def test_fuzz_policies(text: str) -> None:
     _one_line_or_ok(parse_policy, text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(_mutated(SUITE_DOC))
 def test_fuzz_suites(text: str) -> None:
@@ -144,6 +148,7 @@ def _checkpoint_text(draw: st.DrawFn) -> str:
     return draw(_TEXT_JUNK) + open_tag + "\n" + body + "\n" + close + draw(_TEXT_JUNK)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=3000)
 @given(_checkpoint_text())
 def test_fuzz_checkpoints(text: str) -> None:

@@ -10,6 +10,7 @@ counts are fixed and derandomized so the suite's time is bounded and a failure r
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ def _clean(out: str) -> None:
     assert not out.endswith("\n")
 
 
+@pytest.mark.slow
 @_FUZZ
 @given(_STREAM, st.integers(1, 30), st.integers(1, 8))
 def test_the_emulator_never_raises(raw: str, width: int, height: int) -> None:
@@ -63,6 +65,7 @@ def test_a_wide_character_half_overwritten_renders() -> None:
     assert render_stream("\x1b[H中文\x1b[1;2Hx", width=10, height=2).startswith("中x")
 
 
+@pytest.mark.slow
 @_FUZZ
 @given(_STREAM)
 def test_normalize_and_make_screen_never_raise(raw: str) -> None:

@@ -253,6 +253,7 @@ def agree_wh(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield s, wh, [0]
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_journal_line(), min_size=1, max_size=30, unique_by=lambda ln: json.loads(ln).get("event_id")))

@@ -60,6 +60,7 @@ def _screens(runner: object) -> str:
     return "\n".join(e.payload.get("screen", {}).get("text", "") for e in events(runner, "observation"))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_secrets_in_a_live_pane_never_reach_storage(tmux_socket: str, sv_home: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:

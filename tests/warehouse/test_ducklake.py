@@ -40,6 +40,7 @@ def _frames(wh) -> dict[str, pl.DataFrame]:  # type: ignore[no-untyped-def]
     return out
 
 
+@pytest.mark.slow
 def test_same_tables_and_frames_as_the_local_file(tmp_path: Path, lake: DuckLakeLocation) -> None:
     home = Settings(home=tmp_path / "home").ensure()
     for n in range(3):
@@ -94,6 +95,7 @@ HOST = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_hosts_ingesting_the_same_journals_at_once_insert_each_event_once(
         tmp_path: Path, lake: DuckLakeLocation) -> None:
     """Four processes ingest the same journals into one DuckLake at the same moment (a home on
@@ -182,6 +184,7 @@ def test_settings_read_the_ducklake_setting() -> None:
         parse_warehouse("ducklake:mysql:db=x")
 
 
+@pytest.mark.slow
 def test_migrate_copies_a_local_warehouse_over_idempotently(tmp_path: Path, lake: DuckLakeLocation) -> None:
     home = Settings(home=tmp_path / "home").ensure()
     for n in range(2):
@@ -210,6 +213,7 @@ def test_migrate_copies_a_local_warehouse_over_idempotently(tmp_path: Path, lake
     assert same.exit_code == 2 and "already" in same.output
 
 
+@pytest.mark.slow
 def test_the_registry_and_canaries_are_shared_by_every_host_of_the_catalog(
         tmp_path: Path, lake: DuckLakeLocation) -> None:
     """One host promotes a policy and puts a candidate on canary; another host (its own home and
