@@ -282,9 +282,12 @@ class WorkflowController:
         # 3. verifications that never reported
         for cp_id, vids in list(self.state.pending_verify.items()):
             self._submit(cp_id, vids)
-        # 4. checkpoints journaled but never decided
+        # 4. checkpoints journaled but never decided, and those whose verifications all reported
+        #    without the decision they lead to (killed between the last result and that decision)
         for cp_id, cp in self.checkpoints.items():
-            if cp.body is not None and cp_id not in self.state.decided:
+            kinds = self.state.decided.get(cp_id)
+            verified_only = bool(kinds) and set(kinds) == {"verify"} and cp_id not in self.state.pending_verify
+            if cp.body is not None and (not kinds or verified_only):
                 out += self._decide(cp)
         return out
 

@@ -109,6 +109,41 @@ def test_decided_but_never_sent_is_sent_once_after_restart(tmp_path: Path, tmux_
         j.close()
 
 
+def test_verified_but_never_decided_is_decided_once_after_restart(tmp_path: Path, tmux_socket: str,
+                                                                 sv_home: Path) -> None:
+    """Killed after the last verification result was journaled and before the decision it leads to
+    (here a retry): the next supervisor of the run makes that decision and sends its instruction once,
+    instead of holding the finish forever with nothing asked of the agent."""
+    s, spec, settings = make(tmp_path, tmux_socket, sv_home, IDLE)
+    run_id = "run_verified"
+    j = Journal(settings.journal_path(run_id), run_id)
+    ctl = WorkflowController(spec, j, None, Policy(), settings, run_id, cwd=s.project)  # no surface: cannot send
+    block = "<checkpoint>\ncheckpoint_seq: 1\nstatus: step_done\ncurrent_node: write\n</checkpoint>"
+    ctl.on_output(block)  # hello.py is missing: the write step's verification fails
+    retry_until(lambda: (ctl.tick(), ctl.state.awaiting_handoff)[1], 20)
+    ctl.close()
+    j.close()
+    path = settings.journal_path(run_id)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    last_result = max(i for i, ln in enumerate(lines) if '"kind": "verification"' in ln or '"kind":"verification"' in ln)
+    path.write_text("".join(lines[:last_result + 1]), encoding="utf-8")  # the journal as the kill left it
+    j2 = Journal(path, run_id)
+    ctl2 = WorkflowController(spec, j2, s.surface, Policy(), settings, run_id, pane_id=s.pane_id, cwd=s.project)
+    try:
+        assert ctl2.state.decided and not ctl2.state.pending_verify  # verified, not decided
+        ctl2.tick()
+        retry_until(lambda: len(s.instructions()) == 1, 20)
+        assert "hello.py" in s.instructions()[0] or "retry" in s.instructions()[0].lower(), s.instructions()
+        kinds = [e.payload.get("kind") for e in j2.events() if e.kind == "decision"]
+        assert kinds.count("retry") == 1, kinds
+        ctl2.on_output(block)  # the same block again: nothing new
+        ctl2.tick()
+        assert len(s.instructions()) == 1
+    finally:
+        ctl2.close()
+        j2.close()
+
+
 def test_review_without_live_supervisor_goes_to_journal(tmp_path: Path, sv_home: Path) -> None:
     settings = Settings(home=sv_home).ensure()
     run_id = "run_offline"
