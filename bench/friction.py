@@ -15,21 +15,19 @@ the second half times the same questions that way.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.journals import generated_home  # noqa: E402
 from supervisor import analysis  # noqa: E402
 from supervisor.ids import new_id  # noqa: E402
-from supervisor.settings import Settings  # noqa: E402
-from supervisor.warehouse import Warehouse, open_warehouse, sync  # noqa: E402
+from supervisor.warehouse import Warehouse, open_warehouse  # noqa: E402
 
 AGENTS = ["claude", "codex", "aider", "gemini"]
 POLICIES = ["pol_a", "pol_b", "pol_c"]
@@ -126,16 +124,7 @@ def _time(wh: Warehouse, label: str, fn: Any) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--events", type=int, default=1_000_000)
-    ap.add_argument("--runs", type=int, default=500)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(home=Path(tmp))
-        t = time.perf_counter()
-        write_journals(settings.journals_dir, args.events, args.runs)
-        print(f"generated {args.events:,} events in {args.runs} journals in {time.perf_counter() - t:.1f}s")
-        report = sync(settings)
+    with generated_home(__doc__, write_journals, runs=500) as (settings, _args, report):
         print(f"ingested in {report.seconds:.1f}s")
         with open_warehouse(settings.warehouse, read_only=True) as wh:
             stats = wh.stats()
@@ -155,7 +144,7 @@ def main() -> None:
                 print(f"within one friction_snapshot (made in {time.perf_counter() - t:.2f}s):")
                 worst_snap = max(_time(wh, label, fn) for label, fn in queries)
             t = time.perf_counter()
-            analysis.write_friction_report(wh, Path(tmp) / "reports")
+            analysis.write_friction_report(wh, settings.home / "reports")
             print(f"whole friction report (7 plots): {time.perf_counter() - t:.1f}s; worst query {worst:.2f}s alone, "
                   f"{worst_snap:.2f}s within a snapshot")
 

@@ -8,18 +8,16 @@ Targets (issue 2): >= 50,000 events/s ingest; aggregate < 1 s.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.journals import generated_home  # noqa: E402
 from supervisor.ids import new_id  # noqa: E402
-from supervisor.settings import Settings  # noqa: E402
 from supervisor.warehouse import open_warehouse, sync  # noqa: E402
 
 KINDS = ["observation"] * 55 + ["decision"] * 25 + ["action"] * 10 + ["friction"] * 5 + ["shadow_decision"] * 5
@@ -94,16 +92,7 @@ def _median_s(wh: object, query: str) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--events", type=int, default=1_000_000)
-    ap.add_argument("--runs", type=int, default=200)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(home=Path(tmp))
-        t = time.perf_counter()
-        write_journals(settings.journals_dir, args.events, args.runs)
-        print(f"generated {args.events:,} events in {args.runs} journals in {time.perf_counter() - t:.1f}s")
-        report = sync(settings)
+    with generated_home(__doc__, write_journals, runs=200) as (settings, args, report):
         rate = report.new_events / report.seconds
         print(f"ingest: {report.new_events:,} events in {report.seconds:.2f}s = {rate:,.0f} events/s "
               f"(target >= 50,000) {'OK' if rate >= 50_000 else 'MISSED'}")

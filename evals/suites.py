@@ -45,7 +45,7 @@ from supervisor.models import (
     PromptKind,
     RiskLevel,
 )
-from supervisor.yamlio import SafeLoader, read_text
+from supervisor.yamlio import SafeLoader, read_text, yaml_error
 
 SUITE_FORMAT_VERSION = 1
 CaseKind = Literal["screen", "gate", "episode"]
@@ -497,10 +497,7 @@ def parse_suite(text: str, path: Path) -> Suite:
         try:
             data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{src}:{mark.line + 1}" if mark is not None else src
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise SuiteError(f"{where}: not valid YAML: {problem}", "fix the YAML syntax") from exc
+            raise yaml_error(exc, src, SuiteError) from exc
         if not isinstance(data, dict):
             raise SuiteError(f"{src}: a suite must be a YAML mapping with `suite:` and `cases:`",
                              "see suites/README.md")

@@ -43,11 +43,16 @@ def parse_yaml(text: str, source: str, error: type[InputError]) -> tuple[Any, ya
         root = yaml.compose(text, Loader=SafeLoader)
         data = yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise error(f"{where}: not valid YAML: {problem}", "fix the YAML syntax at that line") from exc
+        raise yaml_error(exc, source, error) from exc
     return data, root
+
+
+def yaml_error(exc: yaml.YAMLError, source: str, error: type[InputError]) -> InputError:
+    """The one-line error for a YAML syntax error: ``SOURCE:LINE: not valid YAML: problem``."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{source}:{mark.line + 1}" if mark is not None else source
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return error(f"{where}: not valid YAML: {problem}", "fix the YAML syntax at that line")
 
 
 def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
