@@ -26,7 +26,7 @@ from tests.acp.helpers import (
     wait_for_event,
     write_agent_script,
 )
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tests.helpers import retry_until
 from tests.live_helpers import replay_under_recorded_policy
 
@@ -96,12 +96,12 @@ def test_allowed_and_denied_requests_and_a_finished_turn(tmp_path: Path, sv_home
     shadows = [(e.payload["decision"]["kind"], e.payload["decision"]["approves"]) for e in evs
                if e.kind == "shadow_decision" and e.payload["observation"]["state"] == "asking"]
     assert shadows == [("answer", True)] * 3  # the shadow would have approved curl
-    replay = run_cli("runs", "replay", run_id, "--policy", str(shadow), "--json", env=cli_env)
+    replay = invoke_cli("runs", "replay", run_id, "--policy", str(shadow), "--json", env=cli_env)
     assert replay.returncode == 0, replay.stderr
     report = json.loads(replay.stdout)  # the warehouse reads the run: replay flags approving the declined curl
     assert [(c["recorded_keys"], c["replayed_keys"], c["divergence"]) for c in report["changed"]] == [
         ('["reject_once"]', '["allow_once"]', "safety_regression")]
-    shown = run_cli("runs", "show", run_id, "--json", env=cli_env)
+    shown = invoke_cli("runs", "show", run_id, "--json", env=cli_env)
     assert shown.returncode == 0, shown.stderr
     assert "decline-curl" in shown.stdout and "approve-tools-and-edits" in shown.stdout
 
@@ -121,19 +121,19 @@ def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, 
         assert [o["optionId"] for o in pause.payload["options"]] == ["allow_once", "allow_always", "reject_once"]
         assert permissions(log) == {}  # the request waits
         run_id = pause.run_id
-        status = json.loads(run_cli("status", "--json", env=cli_env).stdout)
+        status = json.loads(invoke_cli("status", "--json", env=cli_env).stdout)
         assert [(r["run_id"], bool(r["paused"])) for r in status] == [(run_id, True)], status
 
-        wrong = run_cli("runs", "answer", run_id, "maybe", "--wait", "60", env=cli_env)
+        wrong = invoke_cli("runs", "answer", run_id, "maybe", "--wait", "60", env=cli_env)
         assert wrong.returncode == EXIT_USAGE and "choose one of" in wrong.stderr, wrong.stderr
-        ok = run_cli("runs", "answer", run_id, "reject_once", "--wait", "60", env=cli_env)
+        ok = invoke_cli("runs", "answer", run_id, "reject_once", "--wait", "60", env=cli_env)
         assert ok.returncode == EXIT_OK, ok.stderr
         retry_until(lambda: "rm -rf ~" in permissions(log), 60, message="the answer to reach the agent")
         assert permissions(log)["rm -rf ~"]["option_id"] == "reject_once"
 
         second = wait_for_event(sv_home, lambda e: e.kind == "pause" and "Do the thing" not in str(e.payload.get(
             "pause_reason")) and e.payload.get("risk", {}).get("level") == "unknown", "the second escalation")
-        ok2 = run_cli("runs", "answer", run_id, "1", "--wait", "60", env=cli_env)  # by number: Allow
+        ok2 = invoke_cli("runs", "answer", run_id, "1", "--wait", "60", env=cli_env)  # by number: Allow
         assert ok2.returncode == EXIT_OK, ok2.stderr
         assert "answered" in ok2.stdout and "allow_once" in ok2.stdout
         code, out, err = finish(proc)
@@ -151,7 +151,7 @@ def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, 
     assert evs[-1].payload["outcome"] == "finished"
     n, mismatches = replay_under_recorded_policy(evs)
     assert n >= 2 and mismatches == []
-    late = run_cli("runs", "answer", evs[0].run_id, "1", "--wait", "60", env=cli_env)
+    late = invoke_cli("runs", "answer", evs[0].run_id, "1", "--wait", "60", env=cli_env)
     assert late.returncode == EXIT_USAGE and "has ended" in late.stderr
 
 
@@ -159,7 +159,7 @@ def test_stopping_a_run_paused_on_a_request(tmp_path: Path, sv_home: Path, cli_e
     script, log = write_agent_script(tmp_path, [[{"tool": RM_HOME}]])
     with acp_run(cli_env, tmp_path, agent_argv(script), "--task", "clean up") as proc:
         pause = wait_for_event(sv_home, lambda e: e.kind == "pause", "the escalation")
-        stop = run_cli("runs", "stop", pause.run_id, env=cli_env)
+        stop = invoke_cli("runs", "stop", pause.run_id, env=cli_env)
         assert stop.returncode == 0, stop.stderr
         code, out, err = finish(proc)
     assert code == EXIT_ESCALATED, (out, err)
@@ -198,7 +198,7 @@ def test_an_error_answering_the_prompt_pauses_the_run(tmp_path: Path, sv_home: P
         pause = wait_for_event(sv_home, lambda e: e.kind == "pause", "the blocker's pause")
         assert "runs task" in pause.payload["next_action"]
         assert pause.payload["blocker"]["kind"] == "auth"
-        run_cli("runs", "stop", pause.run_id, env=cli_env)
+        invoke_cli("runs", "stop", pause.run_id, env=cli_env)
         code, out, err = finish(proc)
     assert code == EXIT_ESCALATED, (out, err)
 
@@ -243,7 +243,7 @@ def test_an_agent_stuck_at_start_can_be_stopped(tmp_path: Path, sv_home: Path, c
                                  "the agent's start")
         retry_until(lambda: any(r["event"] == "initialize" for r in agent_log(log)), 30,
                     message="the agent to receive initialize")
-        stop = run_cli("runs", "stop", started.run_id, env=cli_env)
+        stop = invoke_cli("runs", "stop", started.run_id, env=cli_env)
         assert stop.returncode == 0, stop.stderr
         code, out, err = finish(proc)
     assert code == EXIT_INTERRUPTED, (out, err)
@@ -259,12 +259,12 @@ def test_runs_task_hands_a_waiting_agent_its_next_prompt(tmp_path: Path, sv_home
                                "the session")
         assert [r for r in agent_log(log) if r["event"] == "prompt"] == []
         for n, text in enumerate(["list the files", "and now say more"], start=1):
-            handed = run_cli("runs", "task", ready.run_id, text, env=cli_env)
+            handed = invoke_cli("runs", "task", ready.run_id, text, env=cli_env)
             assert handed.returncode == 0, handed.stderr
             wait_for_event(sv_home, lambda e, n=n: e.kind == "turn_finished" and e.payload["turn"] == n,
                            f"turn {n}")
         assert proc.poll() is None  # a run without --task lasts until it is stopped (or the agent exits)
-        assert run_cli("runs", "stop", ready.run_id, env=cli_env).returncode == 0
+        assert invoke_cli("runs", "stop", ready.run_id, env=cli_env).returncode == 0
         code, out, err = finish(proc)
     assert code == EXIT_INTERRUPTED, (out, err)
     assert [r["text"] for r in agent_log(log) if r["event"] == "prompt"] == ["list the files", "and now say more"]
