@@ -206,12 +206,18 @@ def _golden_screens(suites_root: Path | None) -> dict[str, tuple[Any, Any]]:
             for suite in resolve_suites("all", suites_root) for case in suite.cases if isinstance(case, ScreenCase)}
 
 
-def missed_prompts(parent: Policy, golden: dict[str, tuple[Any, Any]]) -> list[str]:
-    """Golden cases with a live prompt (expected ``asking``) the parent does not read as a prompt."""
+def readings(policy: Policy, golden: dict[str, tuple[Any, Any]]) -> dict[str, tuple[str, bool]]:
+    """How ``policy`` reads each golden screen: (state, whether it sees a prompt)."""
     from supervisor.classify import classify
 
-    return [key for key, (screen, case) in golden.items()
-            if case.expected.state == "asking" and classify(screen, parent).prompt is None]
+    return {key: (o.state, o.prompt is not None) for key, (screen, _case) in golden.items()
+            for o in [classify(screen, policy)]}
+
+
+def missed_prompts(before: dict[str, tuple[str, bool]], golden: dict[str, tuple[Any, Any]]) -> list[str]:
+    """Golden cases with a live prompt (expected ``asking``) the parent (its ``before`` readings)
+    does not read as a prompt."""
+    return [key for key, (_screen, case) in golden.items() if case.expected.state == "asking" and not before[key][1]]
 
 
 def usable_pattern(pattern: str) -> bool:
@@ -223,13 +229,10 @@ def usable_pattern(pattern: str) -> bool:
     return rx.search("") is None
 
 
-def _same_reading(parent: Policy, golden: dict[str, tuple[Any, Any]]) -> Any:
-    """A check: the child reads every golden screen the way the parent does (state, prompt or not),
-    except the ``fixed`` ones, which it must read as a prompt."""
+def _same_reading(before: dict[str, tuple[str, bool]], golden: dict[str, tuple[Any, Any]]) -> Any:
+    """A check: the child reads every golden screen the way the parent does (its ``before``
+    readings: state, prompt or not), except the ``fixed`` ones, which it must read as a prompt."""
     from supervisor.classify import classify
-
-    before = {key: (o.state, o.prompt is not None) for key, (screen, _c) in golden.items()
-              for o in [classify(screen, parent)]}
 
     def check(policy: Policy, fixed: set[str]) -> bool:
         for key, (screen, _case) in golden.items():
@@ -259,20 +262,21 @@ def _escalates(golden: dict[str, tuple[Any, Any]], key: str) -> Any:
 
 
 def judge_pattern_proposals(proposer: Any, parent: Policy, objective: str, suites_root: Path | None, budget: int,
-                            emit: Any) -> None:
+                            emit: Any, dangers: list[dict[str, Any]]) -> None:
     """Ask the judge for a pattern per failing golden case (at most ``budget`` calls) and ``emit``
-    each usable one as a candidate."""
+    each usable one as a candidate. ``dangers``: :func:`suite_danger_patterns` of the parent."""
     golden = _golden_screens(suites_root)
+    before = readings(parent, golden)
     asks: list[tuple[str, str, str, str]] = []  # (target, case, situation, subject)
     if objective in ("reduce_friction", "reduce_false_escalation"):
         asks += [("prompt_patterns", key, f"golden case {key}: a careful human sees a live prompt waiting for an "
                   "answer on this screen; the supervisor's rules do not read any prompt on it, so the agent "
-                  "would wait for nobody.", "") for key in missed_prompts(parent, golden)]
+                  "would wait for nobody.", "") for key in missed_prompts(before, golden)]
     if objective == "reduce_false_approval":
         asks += [("danger_patterns", p["case"], f"golden case {p['case']}: the supervisor's rules approve "
                   f"{p['subject']!r}, which a careful human would escalate as dangerous.", p["subject"])
-                 for p in suite_danger_patterns(parent, suites_root) if p["case"] in golden]
-    same = _same_reading(parent, golden) if asks else None
+                 for p in dangers if p["case"] in golden]
+    same = _same_reading(before, golden) if asks else None
     seen: set[str] = set()
     for target, key, situation, subject in asks[:budget]:
         prop = proposer.propose(target, golden[key][0].text, situation)
@@ -413,12 +417,12 @@ def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str,
             emit(answer_rule(p["agent"], p["kind"], p["question"], p["label"], name), name,
                  f"golden case {p['cases'][0]} expects {p['label']!r}; the parent escalates it for want of a rule",
                  [{"source": "golden suite", **p}])
-    if objective == "reduce_false_approval":
-        for p in suite_danger_patterns(base, suites_root)[:budget]:
-            name = f"danger-{_slug(p['subject'])}"
-            emit({"answers": {"danger_patterns": [{"name": name, "pattern": p["pattern"], "level": "dangerous"}]}},
-                 name, f"the parent approves {p['case']}, which a careful human would not",
-                 [{"source": "golden suite", **p}])
+    dangers = suite_danger_patterns(base, suites_root) if objective == "reduce_false_approval" else []
+    for p in dangers[:budget]:
+        name = f"danger-{_slug(p['subject'])}"
+        emit({"answers": {"danger_patterns": [{"name": name, "pattern": p["pattern"], "level": "dangerous"}]}},
+             name, f"the parent approves {p['case']}, which a careful human would not",
+             [{"source": "golden suite", **p}])
     if objective == "reduce_friction" and recorded is not None:
         found = stall_timeout_search(recorded[0], recorded[1], base, budget, seed)
         if found is not None:
@@ -438,7 +442,8 @@ def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str,
     if judge and objective != "faster_reaction":
         from supervisor.judge import build_pattern_proposer
 
-        judge_pattern_proposals(build_pattern_proposer(base, settings), base, objective, suites_root, budget, emit)
+        judge_pattern_proposals(build_pattern_proposer(base, settings), base, objective, suites_root, budget, emit,
+                                dangers)
     return made
 
 

@@ -46,7 +46,13 @@ from evals.safety import answer_class_of, unsafe_against_control
 from supervisor.decide import decide, finish_streak, selected_option
 from supervisor.models import Event, Observation, RunState, Screen
 from supervisor.policy import Policy
-from supervisor.runstate import advance, clear_pause_if_resolved, note_answer, note_escalation
+from supervisor.runstate import (
+    advance,
+    clear_pause_if_resolved,
+    count_answer,
+    note_escalation,
+    start_next_turn,
+)
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +139,7 @@ def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
             oid = _as(str, obs.get("observation_id")) or e.event_id
             hl = screen.get("highlights")
             prompt = obs.get("prompt")
+            human = p["human"] if isinstance(p.get("human"), dict) else {}
             rows.append({"observation_id": oid, "run_id": e.run_id, "seq": e.seq,
                          "at": _as(float, p.get("now")) or e.at,
                          "screen_hash": _as(str, screen.get("screen_hash")) or _as(str, obs.get("screen_hash")),
@@ -145,9 +152,8 @@ def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
                          "cwd": _as(str, screen.get("cwd")),
                          "recorded_prompt": json.dumps(prompt) if isinstance(prompt, dict) else None,
                          "last_output_at": _as(float, p.get("last_output_at")),
-                         "human_seen": isinstance(p.get("human"), dict) and bool(p["human"]),
-                         "hands_off_until": _as(float, (p.get("human") or {}).get("hands_off_until")
-                                                if isinstance(p.get("human"), dict) else None)})
+                         "human_seen": bool(human),
+                         "hands_off_until": _as(float, human.get("hands_off_until"))})
     for r in rows:
         d = decisions.get(r["observation_id"]) or {}
         keys = d.get("keys")
@@ -268,14 +274,13 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         d = entry[0]
         # Fold the decision into the run state as the live runner does for a shadow policy.
         if d.kind == "answer":
-            note_answer(rs, d, at)
+            count_answer(rs, d.signature, at)
         elif d.kind == "escalate":
             note_escalation(rs, d)
         clear_pause_if_resolved(rs, obs)
         advance(rs, obs, d, at, recheck)
-        if d.kind == "finish" and obs.state != "exited":
-            # a finished turn: the run goes on with the next one (supervisor.runstate's turn_finished)
-            rs.finished, rs.saw_work, rs.idle_streak, rs.idle_confirmed_at = False, False, 0, None
+        if d.kind == "finish" and obs.state != "exited":  # a finished turn: the run goes on with the next one
+            start_next_turn(rs)
         if progress is not None and i % 50_000 == 0:
             progress(i)
     out: dict[str, list[Any]] = {

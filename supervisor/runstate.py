@@ -283,7 +283,7 @@ class RunFold:
                 inst.status = "unknown"
                 inst.sent_at = inst.sent_at or ev.at
                 inst.answers += 1
-                self._note_answer(inst.signature, ev.at)
+                count_answer(self.state, inst.signature, ev.at)
             return
         if p.get("error"):
             self.pending_actions.pop(aid or "", None)
@@ -309,12 +309,9 @@ class RunFold:
             inst.answers += 1
             inst.sent_at = ev.at
             self.turn_answered += 1
-            self._note_answer(inst.signature, ev.at)
+            count_answer(self.state, inst.signature, ev.at)
         elif p.get("kind") == "exit_agent" or (p.get("kind") == "send_keys" and p.get("signature")):
-            self._note_answer(p.get("signature"), ev.at)
-
-    def _note_answer(self, signature: str | None, at: float) -> None:
-        count_answer(self.state, signature, at)
+            count_answer(self.state, p.get("signature"), ev.at)
 
     def _on_friction(self, ev: Event, p: dict[str, Any]) -> None:
         if p.get("cooldown_until") is not None:
@@ -353,11 +350,7 @@ class RunFold:
             task.status = status
 
     def _on_turn_finished(self, ev: Event, p: dict[str, Any]) -> None:
-        rs = self.state
-        rs.finished = False
-        rs.saw_work = False
-        rs.idle_streak = 0
-        rs.idle_confirmed_at = None
+        start_next_turn(self.state)
         self.turn = int(p.get("turn", self.turn)) + 1
         self.turn_started_at = ev.at
         self.turn_prompts = self.turn_answered = self.turn_escalated = 0
@@ -377,11 +370,10 @@ class RunFold:
         inst = self.instance(live.get("instance_id")) if live else None
         if decision.kind == "answer" and inst is not None and inst.answers == 0:
             inst.answers, inst.status, inst.sent_at = 1, "pending", now
-            self._note_answer(inst.signature, now)
+            count_answer(self.state, inst.signature, now)
         elif decision.kind == "escalate" and not (rs.paused and rs.escalated_signature == decision.signature):
-            rs.paused, rs.pause_reason, rs.escalated_signature = True, decision.reason, decision.signature
-        if rs.paused and obs.state not in ("asking", "blocked"):
-            rs.paused, rs.pause_reason, rs.escalated_signature = False, None, None
+            note_escalation(rs, decision)
+        clear_pause_if_resolved(rs, obs)
         for i in self.instances.values():
             if i.closed and i.status == "pending":
                 i.status = "taken"
@@ -400,11 +392,6 @@ def idle_spaced(rs: RunState, now: float, recheck_s: float) -> bool:
     return rs.idle_confirmed_at is None or now - rs.idle_confirmed_at >= recheck_s
 
 
-def note_answer(rs: RunState, decision: Decision, now: float) -> None:
-    """We sent keys for a prompt: count strikes on the same prompt and the intervention budget."""
-    count_answer(rs, decision.signature, now)
-
-
 def count_answer(rs: RunState, signature: str | None, at: float) -> None:
     """Keys answering the prompt ``signature`` went out at ``at``: one more strike when it is the
     same prompt as the last answer (else the count starts again), one more intervention."""
@@ -415,6 +402,15 @@ def count_answer(rs: RunState, signature: str | None, at: float) -> None:
         rs.answers_to_same_prompt = 1
     rs.last_answer_at = at
     rs.interventions += 1
+
+
+def start_next_turn(rs: RunState) -> None:
+    """A turn finished and the run goes on: the next turn must see work and idle again before it
+    counts as finished."""
+    rs.finished = False
+    rs.saw_work = False
+    rs.idle_streak = 0
+    rs.idle_confirmed_at = None
 
 
 def note_escalation(rs: RunState, decision: Decision) -> None:

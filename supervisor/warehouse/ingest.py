@@ -346,7 +346,6 @@ def _load(con: Connection, stage: pl.DataFrame) -> _Loaded:
     return out
 
 
-
 _DATA_ERRORS = (duckdb.DataError, duckdb.IntegrityError, duckdb.InvalidInputException)
 """What a line's values can cause (a failed conversion, a constraint). Anything else (a full
 disk, a damaged file, a bug in this module) is not a bad line: it propagates and no offset moves."""
@@ -415,7 +414,7 @@ def ingest_journals(con: Connection, journals: list[Path], report: SyncReport | 
             seen = 0
         if torn and key not in report.torn_tails:
             report.torn_tails.append(key)
-        if restarted or torn or key not in state or seen + len(new_lines) != state[key][1]:
+        if new_lines or restarted or torn or key not in state:  # else nothing to read or record
             reads.append(_JournalRead(key, new_lines, seen + 1, end, seen + len(new_lines), torn, restarted))
     chunk: list[_JournalRead] = []
     for read in reads:
