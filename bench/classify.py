@@ -5,11 +5,12 @@
    nothing memoized (a fresh policy object per pass): the worst case, when every line is new.
 2. **Prompt-to-answer cost**: classify + decide of a permission-dialog screen seen for the first
    time, p50 and max: the share of bench/reaction.py's 50 ms p50 budget the judgment core takes.
-3. **Replay at volume**: 1,000,000 recorded observations of 100,000 distinct screens (synthetic
-   runs in which a transcript grows, a spinner's timer ticks, dialogs come and go, as real panes
-   do; each distinct screen is observed about ten times) replayed through ``evals.replay.
-   replay_frame`` under the baseline (target <= 60 s; reading them from DuckDB is measured by
-   bench/evals.py).
+3. **Replay at volume**, on every core the machine gives: 1,000,000 recorded observations of
+   100,000 distinct screens (synthetic runs in which a transcript grows, a spinner's timer ticks,
+   dialogs come and go, as real panes do; each distinct screen is observed about ten times)
+   replayed through ``evals.replay.replay_frame`` under the baseline, shared by one process per
+   core (target, issue 28: <= 10 s of wall time on a quiet machine; the CPU seconds of the
+   processes are printed beside it; reading them from DuckDB is measured by bench/evals.py).
 
 Usage: .venv/bin/python bench/classify.py [--observations 1000000] [--distinct 100000] [--seconds 3]
 """
@@ -30,7 +31,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 import polars as pl  # noqa: E402
 
-from evals.replay import replay_frame  # noqa: E402
+from evals.replay import replay_frame, replay_workers  # noqa: E402
 from supervisor.classify import classify  # noqa: E402
 from supervisor.decide import decide  # noqa: E402
 from supervisor.models import RunState, Screen  # noqa: E402
@@ -242,12 +243,19 @@ def bench_replay(n_obs: int, n_distinct: int) -> float:
     distinct = frame["screen_hash"].n_unique()
     print(f"replay: {frame.height:,} observations, {distinct:,} distinct screens, "
           f"{frame['run_id'].n_unique():,} runs (generated in {t_gen:.1f} s, not timed)")
-    start, cpu = time.perf_counter(), time.process_time()
+    import resource
+
+    def cpu_now() -> float:
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    start, cpu = time.perf_counter(), cpu_now()
     _, summary = replay_frame(frame, fresh_policy())
-    secs, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(f"  replay {secs:.1f} s wall, {cpu:.1f} s CPU (target <= 60 s): {frame.height / secs:,.0f} "
-          f"observations/s, {summary['unique_screens']:,} screens classified")
-    return cpu
+    secs, cpu = time.perf_counter() - start, cpu_now() - cpu
+    print(f"  replay {secs:.1f} s wall on {replay_workers()} processes, {cpu:.1f} s CPU in all, load "
+          f"{os.getloadavg()[0]:.1f} (target <= 10 s wall: {'met' if secs <= 10 else 'MISSED'}): "
+          f"{frame.height / secs:,.0f} observations/s, {summary['unique_screens']:,} screens classified")
+    return secs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,8 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--distinct", type=int, default=100_000)
     ap.add_argument("--no-corpus", action="store_true")
     args = ap.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
+    if cores is not None:
+        os.sched_setaffinity(0, {min(cores)})  # one core for the classify figures
     own = own_screens()
     corpus = [] if args.no_corpus else corpus_screens()
     mix = corpus + own
@@ -270,9 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     p50, worst = bench_prompt_cost(prompts)
     print(f"prompt-to-answer cost of classify + decide (first sight): p50 {p50:.2f} ms, max {worst:.2f} ms "
           "(of bench/reaction.py's 50 ms p50 budget)")
+    if cores is not None:
+        os.sched_setaffinity(0, cores)  # every core for the replay
     secs = bench_replay(args.observations, args.distinct)
-    ok = secs <= 60 and p50 <= 5
-    print("TARGETS " + ("MET" if ok else "MISSED") + " (replay <= 60 s of CPU; classify + decide p50 <= 5 ms)")
+    ok = secs <= 10 and p50 <= 5
+    print("TARGETS " + ("MET" if ok else "MISSED") + " (replay <= 10 s of wall time; classify + decide p50 <= 5 ms)")
     return 0 if ok else 1
 
 

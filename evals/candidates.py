@@ -50,6 +50,24 @@ class KnobChange(BaseModel):
     after: Any = None
 
 
+class Claims(BaseModel):
+    """What a proposal was checked to change before it was written (``supervisor eval propose``):
+    the golden cases it decides differently from its parent, and the recorded observations it
+    was mined from that it now decides the way the human did. A proposal that changes neither is
+    not written; one that makes any golden case worse is not written either."""
+
+    model_config = ConfigDict(extra="forbid")
+    golden_cases: int = 0
+    """Golden screen and gate cases run under parent and candidate (episodes are the gate's)."""
+    golden_changed: list[str] = Field(default_factory=list)
+    """``suite/case`` ids decided differently, each closer to its expectation (none further)."""
+    recorded_observations: int = 0
+    """Recorded observations the proposal was mined from (replayed under the candidate)."""
+    recorded_changed: int = 0
+    """Of those, how many the candidate decides as the human did where the parent escalated."""
+    recorded_runs: list[str] = Field(default_factory=list)
+
+
 class Manifest(BaseModel):
     """``candidates/<id>/manifest.yaml``: the candidate's lineage and why it exists."""
 
@@ -69,6 +87,8 @@ class Manifest(BaseModel):
     """What motivated it: run ids, observation ids, counts, the human's answers."""
     author: str = ""
     created_at: float = 0.0
+    claims: Claims | None = None
+    """What it was checked to change (proposals; None for a candidate made by hand)."""
 
 
 class Candidate(BaseModel):
@@ -167,7 +187,7 @@ def _extends(parent: str, parent_policy: Policy, folder: Path, root: Path) -> st
 
 def write_candidate(candidate_id: str, overrides: dict[str, Any], *, parent: str, parent_policy: Policy,
                     objective: str, why: str = "", evidence: list[dict[str, Any]] | None = None, author: str = "",
-                    root: Path | None = None, overwrite: bool = False) -> Candidate:
+                    root: Path | None = None, overwrite: bool = False, claims: Claims | None = None) -> Candidate:
     """Write ``candidates/<id>/policy.yaml`` (``extends:`` its parent, and only ``overrides``) and
     ``manifest.yaml``; refuses an existing id unless ``overwrite``."""
     if not _ID.match(candidate_id):
@@ -189,7 +209,7 @@ def write_candidate(candidate_id: str, overrides: dict[str, Any], *, parent: str
     manifest = Manifest(candidate_id=candidate_id, policy_id=policy.policy_id, parent=parent,
                         parent_policy_id=parent_policy.policy_id, objective=objective,
                         changes=knob_diff(parent_policy, policy), why=why, evidence=list(evidence or []),
-                        author=author, created_at=time.time())
+                        author=author, created_at=time.time(), claims=claims)
     (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest.model_dump(mode="json"), sort_keys=False,
                                                          allow_unicode=True, width=110), encoding="utf-8")
     return Candidate(manifest=manifest, policy=policy, path=folder)

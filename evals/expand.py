@@ -208,7 +208,10 @@ def t_paraphrase(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[s
 
 _AGENT_ASKS = re.compile(r"^⏺ Bash\(|would you like to run the following command|allow execution of|"
                          r"^\s*△ permission required|^run shell command\?", re.I | re.M)
-_CMD_PATTERNS = [re.compile(r"^⏺ Bash\((?P<cmd>.+)\)\s*$", re.M), re.compile(r"^\s*\$ (?P<cmd>.+?)\s*$", re.M)]
+_CMD_PATTERNS = [re.compile(r"^⏺ Bash\((?P<cmd>.+)\)\s*$", re.M),
+                 # GitHub Copilot CLI: "$ Shell <what it is for>" over the command
+                 re.compile(r"^\s*\$ Shell\b.*\n\s+(?P<cmd>\S.*?)\s*[┃│]?\s*$", re.M),
+                 re.compile(r"^\s*\$ (?P<cmd>.+?)\s*$", re.M)]
 
 
 def t_agent_style(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[str, Any]) -> Result:
@@ -223,9 +226,9 @@ def t_agent_style(rng: random.Random, text: str, inp: dict[str, Any], exp: dict[
         return None
     cmd = None
     for rx in _CMD_PATTERNS:
-        m = rx.search(text)
-        if m:
-            cmd = m.group("cmd").strip()
+        found = list(rx.finditer(text))
+        if found:  # the live dialog's: the last one (commands of earlier turns sit above it: Kilo Code)
+            cmd = found[-1].group("cmd").strip()
             break
     if not cmd or "\n" in cmd:
         return None

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evals.progress import NoProgress, Progress, suite_hook
 from evals.suites import REPO_ROOT
 from supervisor.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError, UsageError, WarehouseError
 from supervisor.ids import new_id
@@ -218,9 +219,10 @@ def gate_suites(cfg: GateConfig, suites_root: Path | None) -> list[Any]:
 
 
 def _eval_run(ref: Any, suites: list[Any], cfg: GateConfig, settings: Settings | None,
-              progress: Any) -> tuple[Any, bool]:
+              progress: Progress, role: str) -> tuple[Any, bool]:
     """The policy's eval run over the gate's suites: reused from the warehouse when one exists for
-    the same policy, suites, code and episode setting; else run now and stored."""
+    the same policy, suites (by content hash), code version and episode setting; else run now and
+    stored, so the next gate of any candidate against this baseline reuses it."""
     from evals.runner import EvalRun, code_version, run_suites, suite_identity
     from evals.workbench import store_policies, store_result
     from supervisor.warehouse.evals_store import find_eval_run, save_eval_run
@@ -238,9 +240,12 @@ def _eval_run(ref: Any, suites: list[Any], cfg: GateConfig, settings: Settings |
             log.warning("gate: cannot look for a reusable eval run (%s); running one", exc.one_line())
             found = None
         if found is not None:
+            progress.step(f"{role}: reused eval run {found.get('eval_run_id')} (same policy, suites and code)")
             return EvalRun.model_validate(found), True
+    progress.step(f"{role}: evaluating {ref.policy.policy_id} over {len(suites)} suites",
+                  sum(len(s.cases) for s in suites))
     run = run_suites(suites, ref.policy, policy_path=ref.path, episodes=cfg.episodes, settings=settings,
-                     progress=progress, min_pass_rate=cfg.eval.min_weighted_pass_rate)
+                     progress=suite_hook(progress), min_pass_rate=cfg.eval.min_weighted_pass_rate)
     data = run.model_dump(mode="json")
 
     def store(wh: Any) -> None:
@@ -259,10 +264,13 @@ def _fmt_p(p: float) -> str:
 
 def gate_candidate(candidate_arg: str, *, baseline_arg: str | None = None, gate_file: Path | str | None = None,
                    settings: Settings | None, suites_root: Path | None = None, candidates_root: Path | None = None,
-                   reports_dir: Path | None = None, save_report: bool = True, progress: Any = None) -> GateResult:
+                   reports_dir: Path | None = None, save_report: bool = True,
+                   progress: Progress | None = None) -> GateResult:
     """Gather (run or reuse) the evidence, check it against ``gate.yaml``, say PROMOTE/HOLD/REJECT,
     and store the result. ``candidate_arg``: a candidate id or a policy file; the baseline defaults
-    to the promoted policy (the shipped baseline when nothing is promoted)."""
+    to the promoted policy (the shipped baseline when nothing is promoted). ``progress`` hears of
+    each step (:mod:`evals.progress`)."""
+    prog: Progress = progress if progress is not None else NoProgress()
     from evals.candidates import list_candidate_ids, load_candidate
     from evals.compare import case_contexts, items_from_results
     from evals.runner import code_version
@@ -302,9 +310,10 @@ def gate_candidate(candidate_arg: str, *, baseline_arg: str | None = None, gate_
                               else "pass", figure=f"{len(relax)} relaxed" + (f": {'; '.join(relax)}" if relax else ""),
                               threshold=f"<= {cfg.safety.max_relaxations}"))
 
+    prog.step("reading the suites and making their seeded variants")
     suites = gate_suites(cfg, suites_root)
-    base_run, base_reused = _eval_run(base, suites, cfg, settings, progress)
-    cand_run, cand_reused = _eval_run(cand, suites, cfg, settings, progress)
+    base_run, base_reused = _eval_run(base, suites, cfg, settings, prog, "baseline")
+    cand_run, cand_reused = _eval_run(cand, suites, cfg, settings, prog, "candidate")
     evidence["eval_runs"] = {"baseline": base_run.eval_run_id, "candidate": cand_run.eval_run_id,
                              "reused": {"baseline": base_reused, "candidate": cand_reused},
                              "suites": [s.name for s in suites], "cases": cand_run.totals.cases}
@@ -330,9 +339,11 @@ def gate_candidate(candidate_arg: str, *, baseline_arg: str | None = None, gate_
 
     items = items_from_results(base_run.results, cand_run.results, contexts=case_contexts(suites),
                                with_expected=cfg.compare.scorer == "expected")
+    prog.step("blind compare", len(items))
     outcome = compare_items(items, base, cand, scorer_kind=cfg.compare.scorer, seed=None,
                             source=f"gate:eval:{base_run.eval_run_id},{cand_run.eval_run_id}",
-                            suites_named=[s.name for s in suites], settings=settings, alpha=cfg.compare.alpha)
+                            suites_named=[s.name for s in suites], settings=settings, alpha=cfg.compare.alpha,
+                            progress=lambda *_a: prog.advance())
     save_compare_outcome(outcome, base, cand, settings=settings, save_report=save_report, reports_dir=reports_dir)
     c = outcome.summary
     evidence["compare"] = {"compare_run_id": c.compare_run_id, "result": c.result, "seed": c.seed}
@@ -343,7 +354,9 @@ def gate_candidate(candidate_arg: str, *, baseline_arg: str | None = None, gate_
                               figure=cmp_fig + (f"; veto: {'; '.join(c.vetoes)}" if c.vetoes else ""),
                               threshold=f"no veto, no significant loss, no errors (alpha {cfg.compare.alpha:g})"))
 
+    prog.step("replay over the recorded runs")
     replay_summary = _replay_check(cand, cfg, settings, reasons, evidence)
+    prog.step("shadow canary and limited rollout")
     _canary_check(cand, cfg, settings, reasons, evidence)
     _limited_check(cand, base, cfg, settings, reasons, evidence)
     _objective_check(objective, c, replay_summary, evidence, cfg, reasons)

@@ -39,13 +39,16 @@ def parent_policy(settings: Settings | None, candidate: Candidate) -> Policy:
 
 
 def review_candidate(settings: Settings | None, candidate_id: str, *, candidates_root: Path | None = None,
-                     suites_root: Path | None = None) -> dict[str, Any]:
+                     suites_root: Path | None = None, progress: Any = None) -> dict[str, Any]:
     """What a reviewer needs, bounded: the knob diff, safety knobs relaxed, and the golden cases it
-    decides differently from its parent (counts, and the first examples)."""
+    decides differently from its parent (counts, and the first examples). ``progress``: an
+    :class:`evals.progress.Progress` told of each step."""
+    from evals.progress import NoProgress, suite_hook
+
+    prog = progress if progress is not None else NoProgress()
     from evals.compare import case_contexts
     from evals.runner import run_suites
     from evals.safety import safety_relaxations
-    from evals.scorers import badness
     from evals.suites import resolve_suites
 
     cand = load_candidate(candidate_id, candidates_root)
@@ -54,9 +57,26 @@ def review_candidate(settings: Settings | None, candidate_id: str, *, candidates
     if stale:
         cand = refresh_manifest(cand, parent)
     suites = resolve_suites("all", suites_root)
-    base = run_suites(suites, parent, episodes=False)
-    new = run_suites(suites, cand.policy, episodes=False)
-    contexts = case_contexts(suites)
+    total = sum(len(s.cases) for s in suites)
+    prog.step(f"the parent over {len(suites)} golden suites", total)
+    base = run_suites(suites, parent, episodes=False, progress=suite_hook(prog))
+    prog.step(f"{candidate_id} over {len(suites)} golden suites", total)
+    new = run_suites(suites, cand.policy, episodes=False, progress=suite_hook(prog))
+    diff = decided_differently(base, new, case_contexts(suites))
+    return {"candidate_id": candidate_id, "policy_id": cand.policy.policy_id,
+            "manifest": cand.manifest.model_dump(mode="json"), "stale_manifest": stale,
+            "changes": [c.model_dump(mode="json") for c in knob_diff(parent, cand.policy)],
+            "safety_relaxations": safety_relaxations(parent, cand.policy),
+            "decided_differently": {"cases": diff["cases"], "count": len(diff["differ"]), "better": diff["better"],
+                                    "worse": diff["worse"], "examples": diff["differ"][:REVIEW_EXAMPLES]}}
+
+
+def decided_differently(base: Any, new: Any, contexts: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    """The cases two eval runs of the same suites decide differently (state, decision, keys, answer
+    class, prompt kind, agent): each with both outputs and which is closer to the expectation, and
+    how many got closer (``better``) or further (``worse``). ``cases``: how many ran (not skipped)."""
+    from evals.scorers import badness
+
     by_key = {(r.suite, r.case_id): r for r in new.results}
     differ: list[dict[str, Any]] = []
     better = worse = 0
@@ -75,12 +95,7 @@ def review_candidate(settings: Settings | None, candidate_id: str, *, candidates
         worse += sc > sb
         differ.append({"suite": rb.suite, "case_id": rb.case_id, "parent": b, "candidate": c,
                        "closer": "candidate" if sc < sb else "parent" if sc > sb else "same"})
-    return {"candidate_id": candidate_id, "policy_id": cand.policy.policy_id,
-            "manifest": cand.manifest.model_dump(mode="json"), "stale_manifest": stale,
-            "changes": [c.model_dump(mode="json") for c in knob_diff(parent, cand.policy)],
-            "safety_relaxations": safety_relaxations(parent, cand.policy),
-            "decided_differently": {"cases": base.totals.cases - base.totals.skipped, "count": len(differ),
-                                    "better": better, "worse": worse, "examples": differ[:REVIEW_EXAMPLES]}}
+    return {"cases": base.totals.cases - base.totals.skipped, "differ": differ, "better": better, "worse": worse}
 
 
 def candidate_status(settings: Settings, candidate_id: str, *, candidates_root: Path | None = None) -> dict[str, Any]:

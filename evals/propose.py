@@ -55,10 +55,20 @@ CATCH_ALL = ("no-rule",)
 """Decision rules that mean "nothing covers this prompt" (besides a rule that escalates everything)."""
 
 
+_ARTEFACT = re.compile(r"[/\\~]|^[0-9a-f]{8,}$|\d{4,}|^(tmp|temp)$", re.IGNORECASE)
+"""Words that name a run's artefact (a path, a temporary folder, an id), never what a proposal changes."""
+
+
 def _slug(text: str, limit: int = 48) -> str:
-    """A candidate name from a question: lowercase words joined by dashes, whole words only."""
+    """A candidate name from a question: lowercase words joined by dashes, whole words only; of a
+    path only its last part, and temporary folders and ids are left out (a name says what
+    changes, not where it was seen)."""
+    words = [w.rstrip("/?.,:;!)").rsplit("/", 1)[-1] if "/" in w else w for w in text.split()]
+    kept = " ".join(w for w in words if not _ARTEFACT.search(w))
     out = ""
-    for word in re.findall(r"[a-z0-9]+", text.lower()):
+    for word in re.findall(r"[a-z0-9]+", kept.lower()):
+        if _ARTEFACT.search(word):
+            continue
         if len(out) + len(word) + 1 > limit:
             break
         out = f"{out}-{word}" if out else word
@@ -109,21 +119,22 @@ def _recorded(settings: Settings, parent: Policy, run_ids: list[str] | None,
 
 
 def human_answer_patterns(frame: pl.DataFrame, joined: pl.DataFrame, parent: Policy,
-                          min_support: int) -> list[dict[str, Any]]:
+                          min_support: int, notes: list[str] | None = None) -> list[dict[str, Any]]:
     """Prompts the parent escalates only for want of a rule, that humans resolved ``min_support``
-    times or more, always with the same option: one pattern per (agent, kind, question)."""
-    from evals.replay import classify_screens
+    times or more, always with the same option: one pattern per (agent, kind, question). ``notes``
+    hears what was looked at and why nothing qualified."""
+    from evals.replay import escalations_humans_resolved
 
-    esc = joined.filter((pl.col("replayed_kind") == "escalate") & pl.col("human_selected").is_not_null())
-    if esc.height == 0:
+    say = notes.append if notes is not None else (lambda _x: None)
+    resolved = escalations_humans_resolved(frame, joined, parent)
+    runs = frame["run_id"].n_unique()
+    if not resolved:
+        say(f"recorded runs: {frame.height} observations in {runs} runs, no escalation the parent would make "
+            "there was answered by a human in the pane")
         return []
-    screens = classify_screens(frame.filter(pl.col("observation_id").is_in(esc["observation_id"].to_list())), parent)
-    keycols = ["screen_hash", "current_command", "dead", "highlights", "cwd", "cursor_x", "cursor_y"]
-    by_obs = {r["observation_id"]: tuple(r[c] for c in keycols) for r in frame.to_dicts()}
     groups: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for row in esc.to_dicts():
-        obs = screens.get(by_obs[row["observation_id"]])
-        if obs is None or obs.prompt is None or not _is_catch_all(parent, row["replayed_rule"]):
+    for row, obs in resolved:
+        if obs.prompt is None or not _is_catch_all(parent, row["replayed_rule"]):
             continue
         p = obs.prompt
         g = groups.setdefault((obs.agent, p.kind, p.question), {"labels": defaultdict(int), "runs": set(),
@@ -132,10 +143,13 @@ def human_answer_patterns(frame: pl.DataFrame, joined: pl.DataFrame, parent: Pol
         g["runs"].add(row["run_id"])
         g["observations"].append(row["observation_id"])
     out = []
+    best: tuple[int, str] = (0, "")
     for (agent, kind, question), g in groups.items():
         labels = dict(g["labels"])
         total = sum(labels.values())
         if len(labels) != 1 or total < min_support:
+            if len(labels) == 1:
+                best = max(best, (total, question))
             continue
         label = next(iter(labels))
         option = next((o for o in g["prompt"].options if o.label == label), None)
@@ -145,16 +159,24 @@ def human_answer_patterns(frame: pl.DataFrame, joined: pl.DataFrame, parent: Pol
             continue  # approving a default-No prompt needs allow_default_no: never proposed
         out.append({"agent": agent, "kind": kind, "question": question, "label": label, "support": total,
                     "runs": sorted(g["runs"]), "observations": g["observations"][:20]})
+    if not out:
+        mixed = sum(1 for g in groups.values() if len(g["labels"]) > 1)
+        say(f"recorded runs: {frame.height} observations in {runs} runs; {len(resolved)} escalations a human answered, "
+            f"{sum(len(g['observations']) for g in groups.values())} of them for want of a rule, on {len(groups)} "
+            f"distinct prompts ({mixed} answered in more than one way)"
+            + (f"; the most often answered alike, {best[1]!r}, {best[0]} times: under --min-support {min_support}"
+               if best[0] else "")
+            + ", or the answer was dangerous, persistent or a default-No approval (never proposed)")
     return sorted(out, key=lambda x: -x["support"])
 
 
 def suite_answer_patterns(parent: Policy, suites_root: Path | None) -> list[dict[str, Any]]:
     """Golden screen cases the parent escalates for want of a rule where a careful human answers
-    with one stated option."""
+    with one stated option: one pattern per (agent, kind, question, option), with all its cases."""
     from evals.runner import case_run_state, observe_and_decide, screen_of
     from evals.suites import ScreenCase, resolve_suites
 
-    out = []
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for suite in resolve_suites("all", suites_root):
         for case in suite.cases:
             if not isinstance(case, ScreenCase):
@@ -170,17 +192,24 @@ def suite_answer_patterns(parent: Policy, suites_root: Path | None) -> list[dict
             option = selected_option(obs.prompt, exp.keys[0])
             if option is None or option.persistent or obs.prompt.risk.level == "dangerous":
                 continue
-            out.append({"agent": obs.agent, "kind": obs.prompt.kind, "question": obs.prompt.question,
-                        "label": option.label, "support": 1, "cases": [f"{suite.name}/{case.id}"]})
-    return out
+            key = (obs.agent, obs.prompt.kind, obs.prompt.question, option.label)
+            if key in groups:
+                groups[key]["cases"].append(f"{suite.name}/{case.id}")
+                groups[key]["support"] += 1
+            else:
+                groups[key] = {"agent": obs.agent, "kind": obs.prompt.kind, "question": obs.prompt.question,
+                               "label": option.label, "support": 1, "cases": [f"{suite.name}/{case.id}"]}
+    return sorted(groups.values(), key=lambda x: -x["support"])
 
 
-def suite_danger_patterns(parent: Policy, suites_root: Path | None) -> list[dict[str, Any]]:
-    """Golden cases where the parent approves what a careful human would not: the command they approve."""
+def suite_danger_patterns(parent: Policy, suites_root: Path | None, run: Any = None) -> list[dict[str, Any]]:
+    """Golden cases where the parent approves what a careful human would not: the command they
+    approve. ``run``: the parent's eval run over the golden suites, when already made."""
     from evals.runner import run_suites
     from evals.suites import resolve_suites
 
-    run = run_suites(resolve_suites("all", suites_root), parent, episodes=False)
+    if run is None:
+        run = run_suites(resolve_suites("all", suites_root), parent, episodes=False)
     out = []
     for r in run.results:
         if r.unsafe != "approval" or not r.actual.get("question"):
@@ -371,87 +400,229 @@ def recheck_search(frame: pl.DataFrame, parent: Policy, budget: int, seed: int) 
 # --------------------------------------------------------------------------- propose
 
 
+class GoldenCheck:
+    """A proposal's effect on the golden suites (screen and gate cases): the parent's run is made
+    once, each child's compared with it (:func:`evals.lifecycle.decided_differently`)."""
+
+    def __init__(self, parent: Policy, suites_root: Path | None) -> None:
+        self.parent = parent
+        self.suites_root = suites_root
+        self._suites: list[Any] | None = None
+        self._run: Any = None
+
+    @property
+    def suites(self) -> list[Any]:
+        if self._suites is None:
+            from evals.suites import resolve_suites
+
+            self._suites = resolve_suites("all", self.suites_root)
+        return self._suites
+
+    @property
+    def parent_run(self) -> Any:
+        if self._run is None:
+            from evals.runner import run_suites
+
+            self._run = run_suites(self.suites, self.parent, episodes=False)
+        return self._run
+
+    def diff(self, child: Policy) -> dict[str, Any]:
+        from evals.compare import case_contexts
+        from evals.lifecycle import decided_differently
+        from evals.runner import run_suites
+
+        run = run_suites(self.suites, child, episodes=False)
+        out = decided_differently(self.parent_run, run, case_contexts(self.suites))
+        out["unsafe"] = run.totals.unsafe_answers - self.parent_run.totals.unsafe_answers
+        return out
+
+
 def propose(settings: Settings, objective: str, *, parent: Any, parent_arg: str, budget: int = 20, seed: int = 0,
             run_ids: list[str] | None = None, since: float | None = None, min_support: int = 3,
             candidates_root: Path | None = None, suites_root: Path | None = None, author: str = "",
-            judge: bool | None = None) -> list[Candidate]:
-    """Write the candidates the evidence supports (possibly none). ``judge``: ask the LLM judge for
-    pattern edits too (None: when ``ANTHROPIC_API_KEY`` is set)."""
+            judge: bool | None = None, notes: list[str] | None = None, progress: Any = None) -> list[Candidate]:
+    """Write the candidates the evidence supports (possibly none), each one distinct and checked.
+
+    Before a proposal is written its claims are checked (:class:`evals.candidates.Claims`, kept in
+    its manifest): the golden cases it decides differently from the parent (none may get further
+    from its expectation, no new unsafe answer), the golden case or recorded observations it was
+    mined from (it must change them as claimed), and it must change at least one case. ``notes``
+    hears what was looked at, and why a proposal was not written or nothing qualified. ``judge``:
+    ask the LLM judge for pattern edits too (None: when ``ANTHROPIC_API_KEY`` is set)."""
+    from evals.candidates import Claims
+
     base: Policy = parent.policy
+    say = notes.append if notes is not None else (lambda _x: None)
+    step = progress.step if progress is not None else (lambda *_a, **_k: None)
     if judge is None:
         judge = bool(os.environ.get("ANTHROPIC_API_KEY"))
     elif judge and not os.environ.get("ANTHROPIC_API_KEY"):
         raise UsageError("--judge needs an Anthropic API key", "set ANTHROPIC_API_KEY, or leave --judge out")
+    step("reading recorded runs and replaying them under the parent")
     recorded = _recorded(settings, base, run_ids, since)
+    if recorded is None and objective in ("reduce_friction", "faster_reaction", "reduce_false_escalation"):
+        say("recorded runs: none" + (" match --runs/--since" if run_ids or since else
+                                    f" in {settings.warehouse}") + " (record some with `supervisor run -- AGENT`, "
+            "or `make demo`)")
+    golden = GoldenCheck(base, suites_root)
     made: list[Candidate] = []
+    names: dict[str, str] = {}
 
     def emit(overrides: dict[str, Any], name: str, why: str, evidence: list[dict[str, Any]],
-             check: Any = None) -> None:
+             check: Any = None, recorded_claim: tuple[int, int, list[str]] | None = None,
+             must_change: str | None = None) -> None:
         try:
             policy = child_policy(base, overrides, name)
         except PolicyError as exc:  # a judge's pattern the policy refuses
-            log.warning("proposal %s dropped: %s", name, exc.one_line())
+            say(f"{name} not written: the policy refuses it ({exc.one_line()})")
             return
+        if names.get(name) == policy.policy_id:
+            return  # the same change found again (another case of the same prompt)
+        if name in names:
+            n = 2
+            while f"{name}-{n}" in names:
+                n += 1
+            name = f"{name}-{n}"
+            policy = child_policy(base, overrides, name)
         relax = safety_relaxations(base, policy)
         if relax:  # never: the miners only add rules and patterns and raise timeouts
-            log.warning("proposal %s dropped: it relaxes %s", name, relax)
+            say(f"{name} not written: it relaxes {'; '.join(relax)}")
             return
         if check is not None and not check(policy):
-            log.info("proposal %s dropped: it does not fix what it was mined from", name)
+            say(f"{name} not written: it does not fix what it was mined from")
             return
+        step(f"checking {name} on the golden suites", None)
+        diff = golden.diff(policy)
+        changed = [f"{d['suite']}/{d['case_id']}" for d in diff["differ"]]
+        if diff["worse"] or diff["unsafe"] > 0:
+            worse = [c for c, d in zip(changed, diff["differ"], strict=True) if d["closer"] == "parent"]
+            say(f"{name} not written: it decides {diff['worse']} golden cases further from their expectation "
+                f"({', '.join(worse[:3])})" + (f" and adds {diff['unsafe']} unsafe answers" if diff["unsafe"] > 0 else ""))
+            return
+        if must_change is not None and must_change not in changed:
+            say(f"{name} not written: it does not change golden case {must_change}, which it was proposed for")
+            return
+        rec_obs, rec_changed, rec_runs = recorded_claim or (0, 0, [])
+        if not changed and not rec_changed:
+            say(f"{name} not written: it decides none of the {diff['cases']} golden cases and none of the recorded "
+                "observations differently from the parent")
+            return
+        claims = Claims(golden_cases=diff["cases"], golden_changed=changed, recorded_observations=rec_obs,
+                        recorded_changed=rec_changed, recorded_runs=rec_runs)
+        names[name] = policy.policy_id
         made.append(write_candidate(name, overrides, parent=parent_arg, parent_policy=base, objective=objective,
                                     why=why, evidence=evidence, author=author, root=candidates_root,
-                                    overwrite=True))
+                                    overwrite=True, claims=claims))
 
     if objective in ("reduce_friction", "reduce_false_escalation") and recorded is not None:
-        for p in human_answer_patterns(recorded[0], recorded[1], base, min_support)[:budget]:
+        step("mining escalations humans answered")
+        for p in human_answer_patterns(recorded[0], recorded[1], base, min_support, notes)[:budget]:
             name = f"answer-{_slug(p['question'])}"
+            fixed = _fixed(recorded, child_policy(base, answer_rule(p["agent"], p["kind"], p["question"], p["label"],
+                                                                    name), name), p["observations"], p["label"])
             emit(answer_rule(p["agent"], p["kind"], p["question"], p["label"], name), name,
                  f"humans answered {p['question']!r} ({p['agent']} {p['kind']}) with {p['label']!r} "
                  f"{p['support']} times in {len(p['runs'])} runs, every time; the parent escalates it for want of "
                  "a rule", [{"source": "escalations resolved by humans", **p}],
-                 check=lambda pol, p=p: _fixes(recorded, pol, p["observations"], p["label"]))
+                 check=lambda _pol, fixed=fixed, p=p: fixed == len(p["observations"]),
+                 recorded_claim=(len(p["observations"]), fixed, p["runs"]))
+    if objective in ("reduce_friction", "reduce_false_escalation") and recorded is not None:
+        from evals.propose_commands import table_entry, unknown_command_patterns
+
+        step("mining unknown commands humans approved")
+        for p in unknown_command_patterns(recorded[0], recorded[1], base, min_support)[:budget]:
+            form = " ".join(x for x in (p["program"], p["subcommand"]) if x)
+            name = f"command-{_slug(form)}"
+            entry = table_entry(base, p["program"], p["subcommand"])
+            approved = _approved(recorded, child_policy(base, entry, name), p["observations"])
+            emit(entry, name,
+                 f"humans approved `{form}` {p['support']} times in {len(p['runs'])} runs and never declined it; "
+                 "the parent escalates it only because its command table does not know it",
+                 [{"source": "unknown commands humans approved", **p}],
+                 check=lambda _pol, approved=approved, p=p: approved == len(p["observations"]),
+                 recorded_claim=(len(p["observations"]), approved, p["runs"]))
     if objective == "reduce_false_escalation":
-        for p in suite_answer_patterns(base, suites_root)[:budget]:
+        step("mining golden cases the parent escalates for want of a rule")
+        found = suite_answer_patterns(base, suites_root)
+        if not found:
+            say("golden suites: no screen case that expects an answer is escalated by the parent for want of a rule")
+        for p in found[:budget]:
             name = f"answer-{_slug(p['question'])}"
             emit(answer_rule(p["agent"], p["kind"], p["question"], p["label"], name), name,
-                 f"golden case {p['cases'][0]} expects {p['label']!r}; the parent escalates it for want of a rule",
-                 [{"source": "golden suite", **p}])
-    dangers = suite_danger_patterns(base, suites_root) if objective == "reduce_false_approval" else []
+                 f"golden case{'s' if len(p['cases']) > 1 else ''} {', '.join(p['cases'][:3])} expect "
+                 f"{p['label']!r}; the parent escalates {'them' if len(p['cases']) > 1 else 'it'} for want of a rule",
+                 [{"source": "golden suite", **p}], must_change=p["cases"][0])
+    dangers: list[dict[str, Any]] = []
+    if objective == "reduce_false_approval":
+        step("looking for golden cases the parent approves unsafely")
+        dangers = suite_danger_patterns(base, suites_root, golden.parent_run)
+        if not dangers:
+            say(f"golden suites: the parent approves nothing unsafely in {golden.parent_run.totals.cases} cases")
     for p in dangers[:budget]:
         name = f"danger-{_slug(p['subject'])}"
         emit({"answers": {"danger_patterns": [{"name": name, "pattern": p["pattern"], "level": "dangerous"}]}},
              name, f"the parent approves {p['case']}, which a careful human would not",
-             [{"source": "golden suite", **p}])
+             [{"source": "golden suite", **p}], must_change=p["case"])
     if objective == "reduce_friction" and recorded is not None:
-        found = stall_timeout_search(recorded[0], recorded[1], base, budget, seed)
-        if found is not None:
-            name = f"stall-timeout-{int(found['value'])}s"
-            emit({"timing": {"stall_timeout_s": found["value"]}}, name,
-                 f"{found['recovered_stalls']} stall escalations were not hangs (the agent printed again); "
-                 f"stall_timeout_s {found['value']:g} waits them out and still escalates the {found['hangs']} hangs",
-                 [{"source": "replay", "seed": seed, "budget": budget, **found}])
+        step("searching stall_timeout_s over the replay")
+        found_stall = stall_timeout_search(recorded[0], recorded[1], base, budget, seed)
+        if found_stall is None:
+            say("stall timeout: no stall escalation in the recorded runs was followed by more output (a hang "
+                "is what it should catch), so no longer timeout is supported")
+        else:
+            name = f"stall-timeout-{int(found_stall['value'])}s"
+            emit({"timing": {"stall_timeout_s": found_stall["value"]}}, name,
+                 f"{found_stall['recovered_stalls']} stall escalations were not hangs (the agent printed again); "
+                 f"stall_timeout_s {found_stall['value']:g} waits them out and still escalates the "
+                 f"{found_stall['hangs']} hangs", [{"source": "replay", "seed": seed, "budget": budget, **found_stall}],
+                 recorded_claim=(found_stall["recovered_stalls"] + found_stall["hangs"],
+                                 found_stall["recovered_stalls"], found_stall["runs"]))
     if objective == "faster_reaction" and recorded is not None:
-        found = recheck_search(recorded[0], base, budget, seed)
-        if found is not None:
-            name = f"recheck-{found['value']:g}s".replace(".", "_")
-            emit({"timing": {"recheck_s": found["value"]}}, name,
-                 f"recheck_s {found['value']:g} confirms finishes sooner in {found['runs_sooner']} runs "
-                 f"({found['seconds_saved']}s) and never before the agent worked again",
-                 [{"source": "replay", "seed": seed, "budget": budget, **found}])
+        step("searching recheck_s over the replay")
+        found_re = recheck_search(recorded[0], base, budget, seed)
+        if found_re is None:
+            say(f"recheck_s: no value of {budget} tried finishes any recorded run sooner without finishing one "
+                "before its agent worked again")
+        else:
+            name = f"recheck-{found_re['value']:g}s".replace(".", "_")
+            emit({"timing": {"recheck_s": found_re["value"]}}, name,
+                 f"recheck_s {found_re['value']:g} confirms finishes sooner in {found_re['runs_sooner']} runs "
+                 f"({found_re['seconds_saved']}s) and never before the agent worked again",
+                 [{"source": "replay", "seed": seed, "budget": budget, **found_re}],
+                 recorded_claim=(found_re["runs_sooner"], found_re["runs_sooner"], []))
     if judge and objective != "faster_reaction":
         from supervisor.judge import build_pattern_proposer
 
+        step("asking the judge for pattern edits")
         judge_pattern_proposals(build_pattern_proposer(base, settings), base, objective, suites_root, budget, emit,
                                 dangers)
     return made
 
 
-def _fixes(recorded: Any, policy: Policy, observations: list[str], label: str) -> bool:
-    """The proposed rule answers the mined screens with the human's option, nothing else changes for the worse."""
+def _approved(recorded: Any, policy: Policy, observations: list[str]) -> int:
+    """How many of the mined screens the proposed table entry makes approved."""
+    from evals.replay import replay_frame
+
+    res, _ = replay_frame(recorded[0].filter(pl.col("observation_id").is_in(observations)), policy)
+    return sum(1 for k in res["replayed_kind"].to_list() if k == "answer")
+
+
+WHAT_WOULD_HELP = {
+    "reduce_friction": "runs where a human answers the same prompt the same way at least --min-support times "
+                       "(supervisor run -- AGENT; answer escalations in the pane), or stalls that were not hangs",
+    "reduce_false_escalation": "the same recorded answers, or golden cases that expect an answer the parent escalates",
+    "reduce_false_approval": "a golden case where the parent approves what a careful human would not "
+                             "(add it to a suite under suites/)",
+    "faster_reaction": "recorded runs that finished (supervisor run --task ...), so recheck_s can be searched",
+}
+"""What evidence would let each objective propose something (printed when it found nothing)."""
+
+
+def _fixed(recorded: Any, policy: Policy, observations: list[str], label: str) -> int:
+    """How many of the mined screens the proposed rule answers with the human's option."""
     from evals.replay import replay_frame
 
     frame = recorded[0]
     res, _ = replay_frame(frame.filter(pl.col("observation_id").is_in(observations)), policy)
-    return res.height > 0 and all(k == "answer" and s == label for k, s in
-                                  zip(res["replayed_kind"].to_list(), res["replayed_selected"].to_list(), strict=True))
+    return sum(1 for k, s in zip(res["replayed_kind"].to_list(), res["replayed_selected"].to_list(), strict=True)
+               if k == "answer" and s == label)

@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -130,9 +131,16 @@ def _cache_path(settings: Settings) -> Path:
 def _write_cache(settings: Settings, state: RegistryState) -> None:
     path = _cache_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(state.model_dump_json(indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    # a name of its own per writer: several runs starting at once each refresh the cache, and a
+    # shared temporary name lets one writer move the other's file away under it
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".state-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(state.model_dump_json(indent=1))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _events(frame: Any) -> list[RegistryEvent]:
@@ -181,14 +189,27 @@ def registry_state(settings: Settings, *, wait_s: float = 1.0, quiet: bool = Fal
     return RegistryState(source="none")
 
 
+_LOADED: dict[str, Policy] = {}
+"""Policies read from the registry's stored content, by id: an id is its content's hash, so one read
+serves every later look-up (a supervisor starting many runs reads the same few policies each time).
+Callers must not change what they get (copy it first)."""
+
+
 def _policy(state: RegistryState, policy_id: str) -> Policy:
     from evals.workbench import stored_policy
 
+    known = _LOADED.get(policy_id)
+    if known is not None:
+        return known
     content = state.policies.get(policy_id)
     if content is None:
         raise WarehouseError(f"the registry names policy {policy_id} but the warehouse has no content for it",
                              "run `supervisor warehouse sync`, or roll back with `supervisor eval rollback`")
-    return stored_policy(policy_id, content)
+    policy = stored_policy(policy_id, content)
+    if len(_LOADED) >= 64:
+        _LOADED.clear()
+    _LOADED[policy_id] = policy
+    return policy
 
 
 def promoted_policy(settings: Settings, state: RegistryState | None = None) -> tuple[Policy, str]:

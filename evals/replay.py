@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -65,13 +67,16 @@ INPUT_SCHEMA: dict[str, Any] = {
     "observation_id": pl.Utf8, "run_id": pl.Utf8, "seq": pl.Int64, "at": pl.Float64, "screen_hash": pl.Utf8,
     "text": pl.Utf8, "width": pl.Int64, "height": pl.Int64, "title": pl.Utf8, "current_command": pl.Utf8,
     "dead": pl.Boolean, "cursor_x": pl.Int64, "cursor_y": pl.Int64, "highlights": pl.Utf8, "cwd": pl.Utf8,
+    "untrusted": pl.Utf8,
     "recorded_kind": pl.Utf8, "recorded_keys": pl.Utf8, "recorded_approves": pl.Boolean,
     "recorded_policy_id": pl.Utf8, "recorded_prompt": pl.Utf8,
     "last_output_at": pl.Float64, "human_seen": pl.Boolean, "hands_off_until": pl.Float64,
 }
 """The columns a replay reads: one row per journaled observation (JSON columns as text), with what
 the runner journaled of the run's state beside the screen: when the pane last printed, and whether
-a human was at the keyboard (and until when the supervisor keeps its hands off)."""
+a human was at the keyboard (and until when the supervisor keeps its hands off). ``untrusted`` is
+``Screen.untrusted`` (rows whose text was hidden or drawn over, as the live surface saw them): the
+live classification depended on it, so replay reads the same screen."""
 
 
 def classify_divergence(ck: str | None, ckeys: list[str] | None, cclass: str | None,
@@ -138,6 +143,7 @@ def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
             obs = obs if isinstance(obs, dict) else {}
             oid = _as(str, obs.get("observation_id")) or e.event_id
             hl = screen.get("highlights")
+            ut = screen.get("untrusted")
             prompt = obs.get("prompt")
             human = p["human"] if isinstance(p.get("human"), dict) else {}
             rows.append({"observation_id": oid, "run_id": e.run_id, "seq": e.seq,
@@ -150,6 +156,7 @@ def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
                          "cursor_y": _as(int, screen.get("cursor_y")),
                          "highlights": json.dumps(hl) if isinstance(hl, list) and hl else None,
                          "cwd": _as(str, screen.get("cwd")),
+                         "untrusted": json.dumps(ut) if isinstance(ut, list) and ut else None,
                          "recorded_prompt": json.dumps(prompt) if isinstance(prompt, dict) else None,
                          "last_output_at": _as(float, p.get("last_output_at")),
                          "human_seen": bool(human),
@@ -169,25 +176,81 @@ def frame_from_events(events: Iterable[Event]) -> pl.DataFrame:
 # --------------------------------------------------------------------------- one policy
 
 
-def classify_screens(frame: pl.DataFrame, policy: Policy) -> dict[tuple[Any, ...], Observation]:
-    """One observation per distinct screen (classify is pure: identical screens, identical result)."""
+_SCREEN_KEY = ["screen_hash", "current_command", "dead", "highlights", "cwd", "cursor_x", "cursor_y", "untrusted"]
+"""What makes two recorded observations the same screen to classify."""
+
+
+def _with_untrusted(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with an ``untrusted`` column (a frame built before the column existed has none)."""
+    if "untrusted" in frame.columns:
+        return frame
+    return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("untrusted"))
+
+
+def _untrusted(value: Any) -> tuple[tuple[int, str, str], ...]:
+    """``Screen.untrusted`` from its journaled JSON (rows of ``[row, why, text]``); malformed rows are
+    dropped (a hostile journal's value must not crash a replay)."""
+    if not value:
+        return ()
+    try:
+        rows = json.loads(value) if isinstance(value, str) else value
+    except (TypeError, ValueError):
+        return ()
+    out = []
+    for r in rows if isinstance(rows, list) else []:
+        if (isinstance(r, list) and len(r) == 3 and isinstance(r[0], int) and not isinstance(r[0], bool)
+                and isinstance(r[1], str) and isinstance(r[2], str)):
+            out.append((r[0], r[1], r[2]))
+    return tuple(out)
+
+
+def _screen_rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    """The frame's distinct screens (first seen first), as plain rows."""
+    frame = _with_untrusted(frame)
+    return frame.select([*_SCREEN_KEY, "text", "width", "height", "title"]).unique(
+        _SCREEN_KEY, keep="first", maintain_order=True).to_dicts()
+
+
+def _classify_rows(rows: list[dict[str, Any]], policy: Policy) -> dict[tuple[Any, ...], Observation]:
     from supervisor.classify import classify
 
-    cols = ["screen_hash", "current_command", "dead", "highlights", "cwd", "cursor_x", "cursor_y"]
-    uniq = frame.select([*cols, "text", "width", "height", "title"]).unique(cols, keep="first", maintain_order=True)
     out: dict[tuple[Any, ...], Observation] = {}
-    for row in uniq.iter_rows(named=True):
+    for row in rows:
         hl = tuple(tuple(x) for x in json.loads(row["highlights"])) if row["highlights"] else ()
         fields: dict[str, Any] = {"text": row["text"] or "", "width": row["width"] or 80,
                                   "height": row["height"] or 24, "cursor_x": row["cursor_x"],
                                   "cursor_y": row["cursor_y"], "title": row["title"] or "",
                                   "current_command": row["current_command"] or "", "dead": bool(row["dead"]),
-                                  "scrollback": "", "highlights": hl}
+                                  "scrollback": "", "highlights": hl, "untrusted": _untrusted(row["untrusted"])}
         if "cwd" in Screen.model_fields:
             fields["cwd"] = row["cwd"]
         obs = classify(Screen.model_construct(**fields), policy)
         obs.screen_hash = row["screen_hash"] or obs.screen_hash
-        out[tuple(row[c] for c in cols)] = obs
+        out[tuple(row[c] for c in _SCREEN_KEY)] = obs
+    return out
+
+
+def classify_screens(frame: pl.DataFrame, policy: Policy) -> dict[tuple[Any, ...], Observation]:
+    """One observation per distinct screen (classify is pure: identical screens, identical result)."""
+    return _classify_rows(_screen_rows(frame), policy)
+
+
+def escalations_humans_resolved(frame: pl.DataFrame, joined: pl.DataFrame,
+                                policy: Policy) -> list[tuple[dict[str, Any], Observation]]:
+    """The replayed escalations a human resolved (``joined``: a replay with the humans' choices), each
+    with its screen as ``policy`` reads it: (the joined row, the observation)."""
+    esc = joined.filter((pl.col("replayed_kind") == "escalate") & pl.col("human_selected").is_not_null())
+    if esc.height == 0:
+        return []
+    screens = classify_screens(frame.filter(pl.col("observation_id").is_in(esc["observation_id"].to_list())), policy)
+    frame = _with_untrusted(frame)
+    keycols = _SCREEN_KEY
+    by_obs = {r["observation_id"]: tuple(r[c] for c in keycols) for r in frame.to_dicts()}
+    out = []
+    for row in esc.to_dicts():
+        obs = screens.get(by_obs[row["observation_id"]])
+        if obs is not None:
+            out.append((row, obs))
     return out
 
 
@@ -215,23 +278,40 @@ REPLAY_COLUMNS = ("replayed_state", "replayed_kind", "replayed_keys", "replayed_
                   "replayed_selected", "replayed_signature", "replayed_reason", "replayed_rule")
 
 
-def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int], None] | None = None,
-                 memo: bool = True) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """Replay ``policy`` over recorded observations (:data:`INPUT_SCHEMA`). Returns one row per
-    observation with the replayed decision (its answer class and the option its keys select) and
-    its divergence from the recorded decision, and a summary."""
-    t0 = time.perf_counter()
-    missing = [pl.lit(None, dtype=t).alias(c) for c, t in INPUT_SCHEMA.items() if c not in frame.columns]
-    frame = frame.with_columns(missing).sort(["run_id", "seq"])  # columns a source did not record are null
-    observations = classify_screens(frame, policy)
+REPLAY_WORKERS_MIN_ROWS = 20_000
+"""Below this many observations a replay stays in one process (starting workers costs more)."""
+
+
+def replay_workers() -> int:
+    """How many processes share a large replay (``$SUPERVISOR_REPLAY_WORKERS``, else one per core)."""
+    env = os.environ.get("SUPERVISOR_REPLAY_WORKERS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+_REPLAY_TYPES: dict[str, Any] = {c: pl.Boolean if c == "replayed_approves" else pl.Utf8 for c in REPLAY_COLUMNS}
+
+
+_FoldInput = tuple[list[dict[str, Any]], list[tuple[Any, ...]], list[Any], list[Any], list[Any], list[Any], list[Any]]
+"""A frame's part as plain Python lists: its distinct screens, then per row the screen key, run id,
+time, last output, human seen and hands-off time (what :func:`_fold` reads, and forked workers
+read without touching polars, whose thread pool does not survive a fork)."""
+
+
+def _fold_input(frame: pl.DataFrame) -> _FoldInput:
+    return (_screen_rows(frame), list(zip(*(frame[c].to_list() for c in _SCREEN_KEY), strict=True)),
+            frame["run_id"].to_list(), frame["at"].to_list(), frame["last_output_at"].to_list(),
+            frame["human_seen"].to_list(), frame["hands_off_until"].to_list())
+
+
+def _fold(inputs: _FoldInput, policy: Policy, memo: bool = True,
+          progress: Callable[[int], None] | None = None) -> tuple[dict[str, list[Any]], int, int]:
+    """The replayed columns (:data:`REPLAY_COLUMNS`) of a part of a frame sorted by run and seq
+    whose runs are whole, the decide cache's size and the distinct screens classified."""
+    screen_rows, screen_keys, run_ids, ats, outputs, humans, hands_off = inputs
+    observations = _classify_rows(screen_rows, policy)
     pid = policy.policy_id
-    keycols = ["screen_hash", "current_command", "dead", "highlights", "cwd", "cursor_x", "cursor_y"]
-    screen_keys = list(zip(*(frame[c].to_list() for c in keycols), strict=True))
-    run_ids = frame["run_id"].to_list()
-    ats = frame["at"].to_list()
-    outputs = frame["last_output_at"].to_list()
-    humans = frame["human_seen"].to_list()
-    hands_off = frame["hands_off_until"].to_list()
     n = len(run_ids)
     rows: list[tuple[Any, ...]] = [()] * n
     cache: dict[tuple[Any, ...], Any] = {}
@@ -289,11 +369,84 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
         "replayed_answer_class": [r[2] for r in rows], "replayed_selected": [r[3] for r in rows],
         "replayed_signature": [r[0].signature for r in rows], "replayed_reason": [r[0].reason for r in rows],
         "replayed_rule": [r[0].rule for r in rows]}
-    types = {"replayed_approves": pl.Boolean}
-    result = frame.select([c for c in ("observation_id", "run_id", "seq", "at", "screen_hash", "recorded_kind",
-                                       "recorded_keys", "recorded_approves", "recorded_prompt",
-                                       "recorded_policy_id") if c in frame.columns]).with_columns(
-        [pl.Series(c, out[c], dtype=types.get(c, pl.Utf8)) for c in REPLAY_COLUMNS])
+    return out, len(cache), len(observations)
+
+
+_PARALLEL: tuple[list[_FoldInput], Policy, bool] | None = None
+"""What forked replay workers read (inherited at fork, not pickled: a million screens' text)."""
+
+
+def _fold_part(part: int) -> tuple[dict[str, list[Any]], int, int]:
+    assert _PARALLEL is not None
+    inputs, policy, memo = _PARALLEL
+    return _fold(inputs[part], policy, memo)
+
+
+def _run_bounds(run_ids: list[Any], parts: int) -> list[tuple[int, int]]:
+    """Row ranges of about equal size that each hold whole runs (the frame is sorted by run)."""
+    n = len(run_ids)
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    for k in range(1, parts + 1):
+        end = n if k == parts else max(start, n * k // parts)
+        while 0 < end < n and run_ids[end] == run_ids[end - 1]:
+            end += 1
+        if end > start:
+            bounds.append((start, end))
+            start = end
+    return bounds
+
+
+def _fold_parallel(frame: pl.DataFrame, policy: Policy, memo: bool, workers: int,
+                   progress: Callable[[int], None] | None) -> tuple[dict[str, list[Any]], int, int] | None:
+    """:func:`_fold` shared by forked processes, runs split among them (each run's fold is its own);
+    None when this process cannot fork workers safely (not POSIX, or other threads are running)."""
+    global _PARALLEL
+    if os.name != "posix" or threading.active_count() > 1:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    bounds = _run_bounds(frame["run_id"].to_list(), workers)
+    _PARALLEL = ([_fold_input(frame.slice(start, end - start)) for start, end in bounds], policy, memo)
+    try:
+        with ProcessPoolExecutor(max_workers=len(bounds), mp_context=multiprocessing.get_context("fork")) as pool:
+            parts = []
+            for (_start, end), part in zip(bounds, pool.map(_fold_part, range(len(bounds))), strict=True):
+                parts.append(part)
+                if progress is not None:
+                    progress(end)
+    finally:
+        _PARALLEL = None
+    out = {c: [v for p in parts for v in p[0][c]] for c in REPLAY_COLUMNS}
+    return out, sum(p[1] for p in parts), frame.select(_SCREEN_KEY).n_unique()
+
+
+def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int], None] | None = None,
+                 memo: bool = True, workers: int | None = None) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Replay ``policy`` over recorded observations (:data:`INPUT_SCHEMA`). Returns one row per
+    observation with the replayed decision (its answer class and the option its keys select) and
+    its divergence from the recorded decision, and a summary.
+
+    A large replay is shared by ``workers`` processes (default :func:`replay_workers`), runs split
+    among them: each classifies its runs' distinct screens once and folds its runs in order, so
+    the result is the same as in one process (``decide_cache_entries`` is then summed over the
+    workers' memos)."""
+    t0 = time.perf_counter()
+    missing = [pl.lit(None, dtype=t).alias(c) for c, t in INPUT_SCHEMA.items() if c not in frame.columns]
+    frame = frame.with_columns(missing).sort(["run_id", "seq"])  # columns a source did not record are null
+    workers = replay_workers() if workers is None else workers
+    folded = None
+    if workers > 1 and frame.height >= REPLAY_WORKERS_MIN_ROWS:
+        folded = _fold_parallel(frame, policy, memo, workers, progress)
+    out, cache_entries, unique_screens = folded or _fold(_fold_input(frame), policy, memo, progress)
+    pid = policy.policy_id
+    run_ids = frame["run_id"].to_list()
+    n = frame.height
+    result = pl.concat([frame.select([c for c in ("observation_id", "run_id", "seq", "at", "screen_hash",
+                                                  "recorded_kind", "recorded_keys", "recorded_approves",
+                                                  "recorded_prompt", "recorded_policy_id") if c in frame.columns]),
+                        pl.DataFrame(out, schema=_REPLAY_TYPES)], how="horizontal")
     rec_classes = _recorded_classes(result)
     result = result.with_columns(pl.Series("recorded_answer_class", rec_classes, dtype=pl.Utf8))
     divs = _divergences(result["recorded_kind"].to_list(), result["recorded_keys"].to_list(), rec_classes,
@@ -303,12 +456,12 @@ def replay_frame(frame: pl.DataFrame, policy: Policy, *, progress: Callable[[int
     compared = n - counts.get("unrecorded", 0)
     summary = {
         "policy_id": pid, "policy_name": policy.name, "runs": len(set(run_ids)), "observations": n,
-        "unique_screens": len(observations), "compared": compared,
+        "unique_screens": unique_screens, "compared": compared,
         "agreement": round(counts.get("agree", 0) / compared, 6) if compared else None,
         "agreement_or_equivalent": round((counts.get("agree", 0) + counts.get("equivalent", 0)) / compared, 6)
         if compared else None,
         "by_class": {k: counts.get(k, 0) for k in DIVERGENCES},
-        "decide_cache_entries": len(cache), "seconds": round(time.perf_counter() - t0, 3),
+        "decide_cache_entries": cache_entries, "seconds": round(time.perf_counter() - t0, 3),
     }
     return result, summary
 
@@ -530,8 +683,10 @@ def replay_checkpoints(events: list[Event], policy: Policy, spec: Any = None) ->
     from supervisor.history import run_spec
     from supervisor.workflow.checkpoint import CheckpointEvent
     from supervisor.workflow.gate import decide_after_review, decide_checkpoint
+    from supervisor.workflow.profiles import recorded_workflow_policy
     from supervisor.workflow.state import fold, initial_state
 
+    policy = recorded_workflow_policy(policy, events)  # the run's worker profile's mode, its preferences
     path = None
     if spec is None:
         spec, path = run_spec(events)

@@ -19,10 +19,13 @@ Every run also names the policy's safety-relaxing knobs (``safety_flags``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
+import os
 import platform
 import subprocess
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -398,29 +401,124 @@ ProgressHook = Callable[[str, int], None]
 """Called as (suite name, cases done in it) so the CLI can draw progress bars."""
 
 
+def episode_workers() -> int:
+    """How many episode cases play at once (``$SUPERVISOR_EVAL_EPISODE_WORKERS``, else four per core,
+    at most twelve): an episode mostly waits on its agent's scripted pauses and its supervisor's
+    timers, so several share a core."""
+    env = os.environ.get("SUPERVISOR_EVAL_EPISODE_WORKERS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, min(12, 4 * (os.cpu_count() or 1)))
+
+
+def eval_workers() -> int:
+    """How many processes share the screen and gate cases of a large run
+    (``$SUPERVISOR_EVAL_WORKERS``, else one per core)."""
+    env = os.environ.get("SUPERVISOR_EVAL_WORKERS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, os.cpu_count() or 1)
+
+
+POOL_MIN_CASES = 300
+"""Below this many screen and gate cases a run stays in one process (starting workers costs more)."""
+
+
+def _run_suite_cases(suite: Suite, policy: Policy, policy_path: str) -> list[CaseResult]:
+    """A worker process's share: every screen and gate case of one suite (episodes play elsewhere)."""
+    return [run_case(suite, case, policy, episodes=False, policy_path=policy_path) for case in suite.cases
+            if not isinstance(case, EpisodeCase)]
+
+
+def _ticks(tick: Callable[[str], None], suite_name: str, n: int, _done: Any) -> None:
+    for _ in range(n):
+        tick(suite_name)
+
+
 def run_suites(suites: list[Suite], policy: Policy, *, policy_path: str = "", episodes: bool = True,
                progress: ProgressHook | None = None, eval_run_id: str | None = None,
                settings: Any = None, min_pass_rate: float | None = None) -> EvalRun:
     """Run ``policy`` over every case of ``suites``. Pure apart from the clock (no IO but reading
-    capture files); persisting is :func:`evals.report.save_eval_run`'s and the warehouse's job."""
+    capture files, and the episodes' own tmux servers); persisting is the warehouse's job.
+
+    Episode cases (real tmux sessions, mostly waiting) play in a pool of threads
+    (:func:`episode_workers`); a large run's screen and gate cases are shared, suite by suite, by
+    one process per core (:func:`eval_workers`; in this process when the policy consults the judge,
+    whose calls and costs are counted here); results keep the suites' case order."""
+    from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+
     from supervisor.ids import new_id
 
     started = time.time()
-    results: list[CaseResult] = []
-    by_suite: dict[str, Metrics] = {}
-    judge_by_suite: dict[str, dict[str, float]] = {}
-    for suite in suites:
-        stats = _judge_stats()
-        judge = _judge_for(policy, settings, stats)
-        suite_results = []
-        for i, case in enumerate(suite.cases, 1):
-            suite_results.append(run_case(suite, case, policy, episodes=episodes, policy_path=policy_path,
-                                          judge=judge))
-            if progress is not None:
-                progress(suite.name, i)
-        judge_by_suite[suite.name] = stats.as_dict() if stats is not None else {}
-        by_suite[suite.name] = aggregate(suite_results, judge_by_suite[suite.name])
-        results.extend(suite_results)
+    done: dict[str, int] = defaultdict(int)
+    lock = threading.Lock()
+
+    def tick(suite_name: str) -> None:
+        if progress is None:
+            return
+        with lock:
+            done[suite_name] += 1
+            progress(suite_name, done[suite_name])
+
+    def play(suite: Suite, case: Any) -> CaseResult:
+        r = run_case(suite, case, policy, episodes=episodes, policy_path=policy_path)
+        tick(suite.name)
+        return r
+
+    plays = [(s, c) for s in suites for c in s.cases if isinstance(c, EpisodeCase) and episodes]
+    futures: dict[tuple[int, str], Future[CaseResult]] = {}
+    static = sum(1 for s in suites for c in s.cases if not isinstance(c, EpisodeCase))
+    workers = eval_workers()
+    procs = pool = None
+    shares: dict[int, Future[list[CaseResult]]] = {}
+    if workers > 1 and static >= POOL_MIN_CASES and policy.judge.consult == "never" and os.name == "posix":
+        import multiprocessing
+
+        # fork (not spawn or forkserver, which would run the caller's main script again in each
+        # worker); every worker is forked here, before this run starts any thread of its own
+        procs = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        if procs is not None:
+            for suite in suites:
+                n = sum(1 for c in suite.cases if not isinstance(c, EpisodeCase))
+                if n:
+                    share = procs.submit(_run_suite_cases, suite, policy, policy_path)
+                    share.add_done_callback(functools.partial(_ticks, tick, suite.name, n))
+                    shares[id(suite)] = share
+        if plays:
+            pool = ThreadPoolExecutor(max_workers=min(episode_workers(), len(plays)), thread_name_prefix="episode")
+            futures = {(id(s), c.id): pool.submit(play, s, c) for s, c in plays}
+        per_suite: list[list[CaseResult | Future[CaseResult]]] = []
+        judge_by_suite: dict[str, dict[str, float]] = {}
+        for suite in suites:
+            stats = _judge_stats()
+            judge = _judge_for(policy, settings, stats)
+            rows: list[CaseResult | Future[CaseResult]] = []
+            shared = iter(shares[id(suite)].result()) if id(suite) in shares else None
+            for case in suite.cases:
+                fut = futures.get((id(suite), case.id))
+                if fut is not None:
+                    rows.append(fut)
+                    continue
+                if shared is not None:
+                    rows.append(next(shared))
+                    continue
+                rows.append(run_case(suite, case, policy, episodes=episodes, policy_path=policy_path,
+                                     judge=judge))
+                tick(suite.name)
+            per_suite.append(rows)
+            judge_by_suite[suite.name] = stats.as_dict() if stats is not None else {}
+        results: list[CaseResult] = []
+        by_suite: dict[str, Metrics] = {}
+        for suite, rows in zip(suites, per_suite, strict=True):
+            suite_results = [r.result() if isinstance(r, Future) else r for r in rows]
+            by_suite[suite.name] = aggregate(suite_results, judge_by_suite[suite.name])
+            results.extend(suite_results)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if procs is not None:
+            procs.shutdown(wait=True, cancel_futures=True)
     tags: dict[str, list[CaseResult]] = defaultdict(list)
     for r in results:
         for t in r.tags:

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -69,12 +68,21 @@ def cluster_outcomes(pairs: Iterable[tuple[str, int]]) -> dict[str, int]:
 def cluster_bootstrap_interval(net: Sequence[float], *, seed: int, rounds: int = 2000,
                                level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of the mean per-cluster net score (wins minus losses, each cluster's
-    sum scaled to [-1, 1]) under a paired bootstrap that resamples whole clusters."""
+    sum scaled to [-1, 1]) under a paired bootstrap that resamples whole clusters. The draws are
+    made in one vectorised, seeded sample (a gate's 2,000 rounds over 2,000 clusters took over ten
+    seconds of CPU drawn one by one in Python)."""
     if not net:
         return (0.0, 0.0)
-    rng = random.Random(f"paneward-bootstrap:{seed}")
+    import hashlib
+
+    import polars as pl
+
     n = len(net)
-    means = sorted(sum(net[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    stream = int.from_bytes(hashlib.sha256(f"paneward-bootstrap:{seed}".encode()).digest()[:8], "big")
+    draws = pl.Series("v", [float(x) for x in net], dtype=pl.Float64).sample(
+        n * rounds, with_replacement=True, seed=stream)
+    means = sorted(pl.DataFrame({"v": draws}).with_row_index("i").group_by(pl.col("i") // n)
+                   .agg(pl.col("v").mean())["v"].to_list())
     lo = means[int((1 - level) / 2 * rounds)]
     hi = means[min(rounds - 1, int((1 + level) / 2 * rounds))]
     return (lo, hi)

@@ -123,7 +123,7 @@ def claude_edit(path: str, diff: list[str], *, create: bool = False, history: li
     lines += [f" {d}" for d in diff]
     lines += [" " + "╌" * (width - 2)]
     q = f" Do you want to create {name}?" if create else f" Do you want to make this edit to {name}?"
-    lines += [q, *menu_lines(CLAUDE_EDIT_OPTIONS, highlighted), ""]
+    lines += [q, *menu_lines(CLAUDE_EDIT_OPTIONS, highlighted), "", " Esc to cancel · Tab to amend"]
     return Rendered(_fit(lines, width), approve_keys=(("1",), ("Enter",)), decline_keys=(("3",), ("Escape",)))
 
 

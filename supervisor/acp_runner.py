@@ -548,6 +548,8 @@ class AcpRunner:
         tool = None
         if kind in ("tool_call", "tool_call_update") and isinstance(update.get("toolCallId"), str):
             tool = self._tools[update["toolCallId"]] = _merge_tool(self._tools.get(update["toolCallId"]), update)
+            if self._message and not self._message.endswith("\n"):
+                self._message += "\n"  # the agent's next message starts a line of its own
         elif kind == "agent_message_chunk":
             content = update.get("content")
             if isinstance(content, dict) and isinstance(content.get("text"), str):
@@ -764,7 +766,8 @@ class AcpRunner:
             payload |= {"task": task.text, "task_id": task.task_id}
         self._delivery = None
         if self._message.strip():
-            self._say(f"agent: {clip(self._message.strip(), 1200)}")
+            said = clip(self._message.strip(), 1200).replace("\n", "\n       ")  # its line breaks kept, indented
+            self._say(f"agent: {said}")
         self._append("turn_finished", payload)
         if self.workflow is not None:
             self._workflow_turn_ended(decision.decision_id)

@@ -53,16 +53,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import posixpath
 import re
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from supervisor.judgment.judge import Knowledge, PathRule, judge_command
+from supervisor.judgment.paths import inside, live_root, place, real_path
 from supervisor.models import (
     ACP_SCREEN,
     AgentName,
     Blocker,
     BlockerKind,
+    CommandPart,
     InputStyle,
     Observation,
     PaneState,
@@ -74,6 +78,7 @@ from supervisor.models import (
     Screen,
     SubjectKind,
 )
+from supervisor.regexes import RegexBudgetExceeded, policy_regex, runs_on_re2
 
 if TYPE_CHECKING:
     from supervisor.policy import AgentProfile, Policy, SubjectPattern
@@ -98,7 +103,7 @@ _SINGLE_KEY = re.compile(r"\?\s*\((?P<key>y|yes)\)\s*$", re.I)
 _LETTER_WORDS = re.compile(r"\[(?P<key>[a-z])\](?P<rest>[a-z]*)", re.I)
 # y/n prompts: "[y/N]", "(Y/n)", "(yes/no)", "[y/n/t]:".
 _YN = re.compile(
-    r"(?P<br>[\[(])(?P<opts>(?:y|n|yes|no)(?:/(?:y|n|yes|no|[a-z]|\[\w+\]))+)[\])]\s*(?:[?:]\s*)?"
+    r"(?P<br>[\[(])(?P<opts>(?:y|n|yes|no)(?:/(?:y|n|yes|no|[a-z?]|\[\w+\]))+)[\])]\s*(?:[?:]\s*)?"
     r"(?P<after>.{0,3}|\s*\[[^\]]*\][^>]{0,20}>.*)$",
     re.I,
 )
@@ -145,11 +150,16 @@ class Matcher:
     on the pane's previous screen too (a spinner ticks, a line is appended), so live supervision
     and replay search mostly lines already seen. The memo is bounded (cleared when full)."""
 
-    __slots__ = ("rx", "_memo")
+    __slots__ = ("rx", "_slow", "_memo")
     _MEMO_MAX = 20_000
 
     def __init__(self, patterns: list[str]) -> None:
-        self.rx = re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.M)
+        # Patterns run on RE2 (linear time) together; the few that need lookarounds run apart, on the
+        # budgeted engine (supervisor.regexes), and the leftmost match of the two wins.
+        fast = [p for p in patterns if runs_on_re2(p, re.I | re.M)]
+        slow = [p for p in patterns if p not in fast]
+        self.rx = policy_regex("|".join(f"(?:{p})" for p in fast or slow), re.I | re.M)
+        self._slow = policy_regex("|".join(f"(?:{p})" for p in slow), re.I | re.M) if fast and slow else None
         self._memo: dict[str, re.Match[str] | None] = {}
 
     def search(self, text: str) -> re.Match[str] | None:
@@ -160,8 +170,31 @@ class Matcher:
             pass
         if len(memo) >= self._MEMO_MAX:
             memo.clear()
-        m = memo[text] = self.rx.search(text)
+        m = self.rx.search(text)
+        if self._slow is not None:
+            m2 = self._slow.search(text)
+            if m2 is not None and (m is None or m2.start() < m.start()):
+                m = m2
+        memo[text] = m
         return m
+
+
+class _Danger:
+    """One danger pattern: does it fire on a text (a match its ``unless`` does not excuse)?"""
+
+    __slots__ = ("matcher", "rx", "unless")
+
+    def __init__(self, pattern: str, unless: str | None) -> None:
+        self.matcher = Matcher([pattern])
+        self.rx = policy_regex(pattern, re.I | re.M) if unless else None
+        self.unless = policy_regex(unless, re.I) if unless else None
+
+    def search(self, text: str) -> bool:
+        if self.matcher.search(text) is None:
+            return False
+        if self.rx is None or self.unless is None:
+            return True
+        return any(self.unless.search(m.group(0)) is None for m in self.rx.finditer(text))
 
 
 def _combine(patterns: list[str]) -> Matcher | None:
@@ -190,7 +223,7 @@ class _Rules:
     decline: Matcher
     persistent: Matcher
     agents: list[tuple[str, Matcher]]
-    danger: list[tuple[str, RiskLevel, Matcher]]
+    danger: list[tuple[str, RiskLevel, _Danger]]
     danger_any: Matcher | None
     content_marks: Matcher | None
     shell_prompt: Matcher | None
@@ -213,17 +246,52 @@ class _Rules:
     cwd_patterns: list[re.Pattern[str]]
     agent_cwd_patterns: dict[str, list[re.Pattern[str]]]
     footers: dict[str, re.Pattern[str]]
+    side_panel: Matcher | None
+    pending_actions: dict[str, Matcher]
+    not_questions: dict[str, Matcher]
+    sent_messages: dict[str, Matcher]
     title_dirs: dict[str, list[re.Pattern[str]]]
     write_paths: list[tuple[str, RiskLevel, Matcher]]
     outside_project: RiskLevel
+    knowledge: Knowledge
+    frames: dict[str, list[_Frame]]
+    frame_ends: dict[str, Matcher]
 
 
-_SubjectRule = tuple[SubjectKind, "re.Pattern[str]", str, "re.Pattern[str] | None"]
-"""A compiled subject pattern: its kind, its regex, what it takes, and the dialog it needs (``when``)."""
+@dataclass(slots=True)
+class _Frame:
+    """An agent's dialog frame (``policy.DialogFrame``), compiled."""
+
+    name: str
+    line: bool
+    question: Matcher | None
+    top: Matcher | None
+    reach: int
+    whole_screen: bool
+    footer: Matcher | None
+    below: Matcher | None
+    cursor: frozenset[str]
+
+
+def _frame(fr: Any) -> _Frame:
+    return _Frame(fr.name, fr.style == "line", _combine(fr.question), _combine(fr.top), fr.reach, fr.whole_screen,
+                  _combine(fr.footer), _combine(fr.below), frozenset(fr.cursor))
+
+
+def _frame_ends(frames: list[Any]) -> Matcher | None:
+    """What a row that closes one of these frames looks like: its footer, or a line frame's question."""
+    pats = [x for fr in frames for x in (fr.footer or (fr.question if fr.style == "line" else []))]
+    return _combine(pats)
+
+
+_SubjectRule = tuple[SubjectKind, "re.Pattern[str]", str, "re.Pattern[str] | None", bool]
+"""A compiled subject pattern: its kind, its regex, what it takes, the dialog it needs (``when``), and
+whether it goes on over the lines below (``continues``)."""
 
 
 def _subject_rule(sp: SubjectPattern) -> _SubjectRule:
-    return sp.kind, re.compile(sp.pattern, re.I), sp.take, re.compile(sp.when, re.I) if sp.when else None
+    return (sp.kind, policy_regex(sp.pattern, re.I), sp.take, policy_regex(sp.when, re.I) if sp.when else None,
+            sp.continues)
 
 
 def _grammar(policy: Policy) -> dict[str, Any]:
@@ -240,8 +308,8 @@ def _grammar(policy: Policy) -> dict[str, Any]:
     headers = [x for p in profiles for x in p.composer_header]
     never = r"(?!x)x"
     return {
-        "input_line": re.compile("|".join(f"(?:{x})" for x in input_lines) or never, re.I),
-        "composer_header": re.compile("|".join(f"(?:{x})" for x in headers), re.I) if headers else None,
+        "input_line": policy_regex("|".join(f"(?:{x})" for x in input_lines) or never, re.I),
+        "composer_header": policy_regex("|".join(f"(?:{x})" for x in headers), re.I) if headers else None,
         "option": re.compile(rf"^(?P<mark>[{cls}*])?\s*(?P<num>\d{{1,2}})(?:[.)]|\s+\([●○ ]\)|(?=\s{{1,3}}[A-Z]))"
                              r"\s+(?P<label>\S.*?)\s*$"),
         "unnumbered": re.compile(rf"^(?P<mark>[{cls}])\s+(?P<label>\S.*?)\s*$") if marks else re.compile(never),
@@ -256,15 +324,24 @@ def _grammar(policy: Policy) -> dict[str, Any]:
         "subjects": [_subject_rule(sp) for sp in c.subject_patterns],
         "agent_subjects": {name: [_subject_rule(sp) for sp in p.subject_patterns]
                            for name, p in policy.agents.items()},
-        "cwd_patterns": [re.compile(x, re.I) for x in c.cwd_patterns],
-        "agent_cwd_patterns": {name: [re.compile(x, re.I) for x in p.cwd_patterns]
+        "cwd_patterns": [policy_regex(x, re.I) for x in c.cwd_patterns],
+        "agent_cwd_patterns": {name: [policy_regex(x, re.I) for x in p.cwd_patterns]
                                for name, p in policy.agents.items()},
-        "title_dirs": {name: [re.compile(x, re.I) for x in p.title_directory]
+        "title_dirs": {name: [policy_regex(x, re.I) for x in p.title_directory]
                        for name, p in policy.agents.items() if p.title_directory},
-        "footers": {name: re.compile("|".join(f"(?:{x})" for x in p.footer), re.I)
+        "footers": {name: policy_regex("|".join(f"(?:{x})" for x in p.footer), re.I)
                     for name, p in policy.agents.items() if p.footer},
+        "side_panel": _combine([x for p in policy.agents.values() for x in p.side_panel]),
+        "pending_actions": {name: Matcher(p.pending_action) for name, p in policy.agents.items() if p.pending_action},
+        "sent_messages": {name: Matcher(p.sent_message) for name, p in policy.agents.items() if p.sent_message},
+        "not_questions": {name: Matcher(p.not_questions) for name, p in policy.agents.items() if p.not_questions},
         "write_paths": [(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.write_risk.paths],
         "outside_project": policy.answers.write_risk.outside_project,
+        "knowledge": Knowledge.compile(
+            policy.commands, [PathRule(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.write_risk.paths],
+            policy.answers.write_risk.outside_project),
+        "frames": {name: [_frame(fr) for fr in p.dialogs] for name, p in policy.agents.items() if p.dialogs},
+        "frame_ends": {name: m for name, p in policy.agents.items() if p.dialogs and (m := _frame_ends(p.dialogs))},
     }
 
 
@@ -295,7 +372,7 @@ def compiled_rules(policy: Policy) -> _Rules:
         decline=Matcher([c.decline_option]),
         persistent=Matcher([c.persistent_option]),
         agents=[(a, Matcher(p.markers)) for a, p in policy.agents.items() if p.markers],
-        danger=[(d.name, d.level, Matcher([d.pattern])) for d in policy.answers.danger_patterns],
+        danger=[(d.name, d.level, _Danger(d.pattern, d.unless)) for d in policy.answers.danger_patterns],
         danger_any=_combine([d.pattern for d in policy.answers.danger_patterns]),
         content_marks=_combine([b.pattern for b in c.blocker_patterns] + c.prompt_patterns),
         shell_prompt=_combine(c.shell_prompts),
@@ -333,7 +410,7 @@ class _View:
     each line sits in boxes (``frames``: the raw line's depth and corner, see :func:`_frame_of`)."""
 
     __slots__ = ("lines", "nonblank", "area_top", "box", "input_line", "n", "content", "hl", "rules", "frames",
-                 "preselect")
+                 "preselect", "offset")
 
     def __init__(self, raw_lines: list[str], rules: _Rules) -> None:
         self.frames = [_frame_of(ln) for ln in raw_lines]
@@ -346,6 +423,8 @@ class _View:
         """The agent's menus open on their first option and the screen shows no highlight (see
         ``AgentProfile.first_option_selected``): the first option counts as the selected one."""
         self.nonblank = [i for i, ln in enumerate(lines) if ln]
+        self.offset = 0
+        """Row of the view's first line in the screen."""
         self.rules = rules
         self._layout(rules.idle, rules.content_marks)
         top = self.area_top
@@ -692,12 +771,28 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
         if _at(view, rules.shell_prompt, body[k]) is not None:
             body = body[k + 1:]
             break
-    for kind, rx, take, when in rules.agent_subjects.get(agent, []) + rules.subjects:
+    for kind, rx, take, when, more in rules.agent_subjects.get(agent, []) + rules.subjects:
         if when is not None and not any(when.search(lines[i]) for i in body):
             continue
         for k in range(len(body) - 1, -1, -1):
             m = rx.search(lines[body[k]])
             if m is None:
+                continue
+            if take == "fenced":
+                fence = [j for j in range(k + 1, len(body)) if lines[body[j]].startswith(("╌", "┄"))]
+                if len(fence) < 2:
+                    continue
+                text = "\n".join(lines[body[j]] for j in range(fence[0] + 1, fence[1]))
+                if text.strip():
+                    return kind, text.strip()[:2000]
+                continue
+            if take == "block":
+                j = k
+                while j > 0 and body[j - 1] == body[j] - 1 and not _is_rule(lines[body[j - 1]]):
+                    j -= 1
+                text = "\n".join(lines[body[x]] for x in range(j, k)).strip()
+                if text and any(ch.isalnum() for ch in text):
+                    return kind, text
                 continue
             if take == "next":
                 k2 = k + 1
@@ -708,13 +803,21 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
                 text = lines[body[k - 1]] if k > 0 else ""
             else:
                 text = m.group("subject") if "subject" in rx.groupindex and m.group("subject") else lines[body[k]]
+                if more:
+                    j = k + 1
+                    while j < len(body) and body[j] == body[j - 1] + 1 and not _is_rule(lines[body[j]]) \
+                            and rules.option.match(lines[body[j]]) is None \
+                            and not (rules.prompt is not None and rules.prompt.search(lines[body[j]])):
+                        text += "\n" + lines[body[j]]
+                        j += 1
             text = text.strip().removeprefix("$ ").strip()
             if take in ("previous", "next") and kind == "path" and text.endswith((".", ",", ";", "!", "?")):
                 # a line around the question that ends a sentence is output, not a file name ("session."
                 # wrapped off aider's "Tokens: ... $0.03 session." at 60 columns)
                 continue
             if any(ch.isalnum() for ch in text) and _names_a(kind, text):  # a glyph alone ("←") names nothing
-                return kind, text[:500]
+                # a command is judged whole (a cut one could hide its dangerous tail); a screen bounds it
+                return kind, text if kind == "command" else text[:500]
     return None, ""
 
 
@@ -731,42 +834,6 @@ def _names_a(kind: SubjectKind, text: str) -> bool:
     if kind == "path":
         return _PATH_TEXT.match(text) is not None
     return True
-
-
-_REDIRECT = re.compile(r"(?:(?<!>)>>?(?![&>])|\btee\s+(?:-a\s+)?)\s*['\"]?([^\s;&|()<>'\"]+)")
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-_HOME = re.compile(r"^(/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
-
-
-def _place(path: str, cwd: str, dirname: str = "") -> tuple[str, str]:
-    """Where a written path lands: ``(inside | outside | unknown, the path as judged)``, home paths
-    shown ``~/...``. Relative paths resolve against ``cwd``; ``~`` is the home seen in the directory
-    or the path (``/home/dev``). Without a directory, a relative path that does not climb out
-    (``..``) stays inside, a home path is outside, an absolute path with no directory named
-    ``dirname`` (the directory's name, when only that is known) on its way is outside, and any other
-    absolute path cannot be placed."""
-    p = path.strip().strip("'\"`").rstrip(":,.")
-    home = next((m.group(1) for m in (_HOME.match(cwd), _HOME.match(p)) if m), "")
-
-    def expand(x: str) -> str:
-        return home + x[1:] if home and (x == "~" or x.startswith("~/")) else x
-
-    root, p = expand(cwd), expand(p)
-    if root.startswith("~") and not p.startswith("~") and p.startswith("/"):
-        root = ""  # a home-relative directory and an absolute path with no home to tie them
-    if p.startswith("~") and not root.startswith("~"):
-        return "outside", p  # a home path; the project is elsewhere, or unknown
-    if not p.startswith(("/", "~")):
-        if not root:
-            norm = posixpath.normpath(p)
-            return ("outside" if norm == ".." or norm.startswith("../") else "inside"), p
-        p = posixpath.join(root, p)
-    p = posixpath.normpath(p)
-    shown = "~" + p[len(home):] if home and (p == home or p.startswith(home + "/")) else p
-    if not root:
-        return ("outside" if dirname and dirname not in p.split("/") else "unknown"), shown
-    root = posixpath.normpath(root)
-    return ("inside" if p == root or p.startswith(root.rstrip("/") + "/") else "outside"), shown
 
 
 def _title_dirname(rules: _Rules, agent: str, title: str) -> str:
@@ -793,7 +860,9 @@ _WORK_KINDS = frozenset({"tool_permission", "edit_approval"})
 
 
 def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAssessment:
-    """The risk of approving ``found``'s prompt: its dialog region and subject, judged by :func:`_risk`."""
+    """The risk of approving ``found``'s prompt: its dialog region and subject, judged by :func:`_risk` in
+    every way the region's wrapped rows can be read (the worst reading wins), and distrusted
+    (:func:`_distrust`) where the terminal hides, overwrote or cut what the screen seems to say."""
     prompt = found.prompt
     top, bottom = _dialog_region(view, found.first, found.last, messages_end=prompt.kind != "trust_dialog")
     kind, subject = _subject_of(view, agent, top, bottom)
@@ -803,8 +872,174 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
     neutral_menu = (prompt.kind not in _WORK_KINDS and bool(prompt.options)
                     and not any(o.approves for o in prompt.options))
     dirname = "" if cwd or kind not in ("path", "command") else _title_dirname(view.rules, agent, screen.title)
-    return _risk(view.rules, kind, subject, view.lines[top:bottom + 1], prompt.question, cwd, prompt.kind,
-                 needs_subject=not neutral_menu, dirname=dirname)
+    lines = view.lines[top:bottom + 1]
+    lo, hi = view.offset + max(0, top - 3), view.offset + bottom
+    concerned = [u for u in screen.untrusted if lo <= u[0] <= hi]
+    under = [u[2] for u in concerned if u[2]]
+    if under:  # what was hidden or drawn over is judged too: the agent may run it
+        lines = [*lines, "", *under]
+    order = {"none": 0, "low": 1, "unknown": 2, "dangerous": 3}
+    risk: RiskAssessment | None = None
+    full = _full_rows(view, screen, top, bottom)
+    for reading in _readings(view, lines, full + [False] * (len(lines) - len(full))):
+        r = _risk(view.rules, kind, subject, reading, prompt.question, cwd, prompt.kind,
+                  needs_subject=not neutral_menu, dirname=dirname)
+        if risk is None or order[r.level] > order[risk.level]:
+            risk = r
+    assert risk is not None
+    if neutral_menu:
+        return risk
+    why = _distrust(view, found, top, bottom, kind, subject, concerned)
+    if why:
+        risk.matched = [*risk.matched, *why]
+        if risk.level != "dangerous":
+            risk.level = "unknown"
+    return risk
+
+
+MAX_READINGS = 64
+"""Ways to rejoin a dialog's wrapped rows that are judged at most (every combination up to six breaks;
+beyond, all with spaces, all without, and each break alone without)."""
+
+
+def _full_rows(view: _View, screen: Screen, top: int, bottom: int) -> list[bool]:
+    """Which of the region's rows reach (nearly) the pane's right edge, borders aside: rows the terminal
+    or the agent may have wrapped, so that the next row continues them."""
+    rows = screen.text.split("\n")
+    out = []
+    for i in range(top, bottom + 1):
+        r = view.offset + i
+        raw = rows[r].rstrip(" " + _RIGHT_EDGE + _BOX_CORNERS_RIGHT) if 0 <= r < len(rows) else ""
+        out.append(len(raw) >= screen.width - 6)
+    return out
+
+
+def _readings(view: _View, lines: list[str], full: list[bool]) -> list[list[str]]:
+    """The dialog's lines as the terminal may have wrapped them: the lines as they are first (each
+    paragraph also joined with spaces by :func:`_risk`), then each paragraph of two or more text rows
+    (menu options and key hints apart) rejoined with and without a space at each break after a row
+    that reaches the right edge (``full``), so that a word split over two rows (``r`` / ``m -rf``) is
+    read whole."""
+    rules = view.rules
+    paras: list[list[int]] = []
+    cur: list[int] = []
+    for i, ln in enumerate([*lines, ""]):
+        if ln and not _is_rule(ln) and not rules.option.match(ln) and not _is_hint(rules, ln):
+            cur.append(i)
+            continue
+        if len(cur) > 1:
+            paras.append(cur)
+        cur = []
+    breaks = [(p, k) for p in range(len(paras)) for k in range(len(paras[p]) - 1) if full[paras[p][k]]]
+    if not breaks:
+        return [lines]
+    if len(breaks) <= 6:
+        combos = [[bool(m >> b & 1) for b in range(len(breaks))] for m in range(1, 1 << len(breaks))]
+    else:
+        combos = [[True] * len(breaks)] + [[b == k for b in range(len(breaks))] for k in range(len(breaks))]
+    out = [lines]
+    for glue in combos[:MAX_READINGS - 1]:  # glue[b]: break b joined without a space
+        reading = list(lines)
+        for p, para in enumerate(paras):
+            joined = lines[para[0]]
+            for k in range(len(para) - 1):
+                nospace = (p, k) in breaks and glue[breaks.index((p, k))]
+                joined += ("" if nospace else " ") + lines[para[k + 1]]
+            reading[para[0]] = joined
+            for i in para[1:]:
+                reading[i] = ""
+        out.append(reading)
+    return out
+
+
+# Characters a terminal draws as nothing (or that reorder what is drawn): zero-width spaces and
+# joiners, bidi controls and isolates, word joiners, invisible operators, variation selectors, the
+# soft hyphen, Hangul fillers, the BOM, tags.
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+                        "\U000e0000-\U000e007f]")
+_NON_ASCII_WORD = re.compile(r"\S*[^\x00-\x7f]\S*")
+
+
+def _distrust(view: _View, found: _Found, top: int, bottom: int, kind: SubjectKind | None, subject: str,
+              concerned: list[tuple[int, str, str]]) -> list[str]:
+    """Why the dialog's subject cannot be taken from the screen, if it cannot: its rows (or the rows
+    just above them) hold text the terminal hides or text drawn over other text (``Screen.untrusted``:
+    ``hidden-text``, ``overwritten-text``); characters drawn as nothing (``invisible-characters``); a
+    command word with letters of another script that look like Latin ones (``look-alike-characters``);
+    a command whose beginning is not on the screen (``command-start-not-visible``: the region was cut
+    at its reach, or starts at the top edge of what is read)."""
+    why: list[str] = []
+    rules = view.rules
+    for row, what, under in concerned:
+        if what == "overwritten-text" and (row < view.offset + top or _spinner_only(rules, under)):
+            continue  # a row above the dialog; or a spinner or progress line that a line was drawn over
+        if what not in why:
+            why.append(what)
+    texts = [*view.lines[top:bottom + 1], found.prompt.question, subject]
+    if any(_INVISIBLE.search(t) for t in texts if t):
+        why.append("invisible-characters")
+    if kind == "command" and _looks_alike(subject, view.lines[top:bottom + 1]):
+        why.append("look-alike-characters")
+    if kind == "command" and _start_cut(view, found, top, subject):
+        why.append("command-start-not-visible")
+    return why
+
+
+def _spinner_only(rules: _Rules, under: str) -> bool:
+    """Whether every text a row held before it was drawn over was a busy line (a spinner, a progress
+    bar: line-based programs draw their next line over them)."""
+    parts = [p for p in under.split(" | ") if p.strip()]
+    return bool(parts) and all(_NO_WORD.fullmatch(p) is not None  # glyphs only: aider's "░█" spinner
+                               or (rules.busy is not None and rules.busy.search(p) is not None)
+                               or (rules.weak_busy is not None and rules.weak_busy.search(p) is not None)
+                               or _PROGRESS.search(p) is not None for p in parts)
+
+
+_NO_WORD = re.compile(r"[^\w]*")
+"""Text with no letter or digit in it: drawn over, it hid no word of a command."""
+_PROGRESS = re.compile(r"^\W{0,3}\S.{0,80}(\.\.\.|…|\d{1,3}%|\[[#=>\- ]{4,}\])\s*$")
+
+
+def _looks_alike(subject: str, lines: list[str]) -> bool:
+    """A word of the command with letters that imitate Latin ones (``rм``, ``--fоrce``): in the subject
+    any such word; in the dialog's other rows a word mixing them with ASCII letters."""
+    from confusable_homoglyphs import confusables
+
+    def confusable(word: str) -> bool:
+        folded = unicodedata.normalize("NFKC", word)  # fullwidth and styled letters (ｒｍ, 𝗋𝗆)
+        return (folded != word and folded.isascii()) or bool(
+            confusables.is_confusable(word, preferred_aliases=["latin"], greedy=False))
+
+    if any(confusable(w) for w in _NON_ASCII_WORD.findall(subject)):
+        return True
+    for ln in lines:
+        for w in _NON_ASCII_WORD.findall(ln) if ln.isascii() is False else ():
+            if re.search(r"[A-Za-z]", w) and confusable(w):
+                return True
+    return False
+
+
+def _start_cut(view: _View, found: _Found, top: int, subject: str) -> bool:
+    """Whether the command may begin above what is read: the run of rows holding it (from its subject's
+    row up to a blank or a rule) starts where the region was cut at the reach of
+    :func:`_dialog_region` with text still above, or at the top edge of the screen or of the rows read
+    (the rest scrolled off, or was never read)."""
+    lines = view.lines
+    head = subject.strip().split("\n")[0][:30]  # a multi-line subject (a block): its first row
+    row = next((i for i in range(min(found.last, view.n - 1), top - 1, -1) if head and head in lines[i]), -1)
+    if row < 0 or _SHELL_COMMAND.match(lines[row]) or not lines[row].startswith(head[:12]):
+        return False  # not located; a shell prompt sign opens it, or words before it on its row: it begins there
+    while row > top and lines[row - 1] and not _is_rule(lines[row - 1]) and view.frames[row - 1][1] != "top":
+        row -= 1
+    if row < 0 or not lines[row] or _is_rule(lines[row]) or view.frames[row][1] == "top":
+        return False
+    if _SHELL_COMMAND.match(lines[row]):
+        return False
+    if row == top and top > 0 and lines[top - 1] and not _is_rule(lines[top - 1]) \
+            and top == max(0, found.first - 14) and view.frames[found.first][0] == 0:
+        return True  # cut at the region's reach, more text above
+    return view.offset + row == 0 or (view.offset > 0 and row == 0)
 
 
 def assess_risk(policy: Policy, *, subject_kind: SubjectKind | None, subject: str, dialog: list[str],
@@ -814,7 +1049,10 @@ def assess_risk(policy: Policy, *, subject_kind: SubjectKind | None, subject: st
     request shows (danger patterns are matched against each, and each run of non-blank lines joined);
     ``subject`` the command, path or URL it would act on (``subject_kind`` None: none identified, risk
     ``unknown``); ``cwd`` the directory a written path is placed against."""
-    return _risk(compiled_rules(policy), subject_kind, subject, dialog, question, cwd, prompt_kind)
+    # a request's lines are whole (nothing wraps), so each is searched alone, never joined with its
+    # neighbour the way a screen's wrapped rows are ("dist/" + "description: ..." is no path)
+    separate = [x for line in dialog for x in (line, "")]
+    return _risk(compiled_rules(policy), subject_kind, subject, separate, question, cwd, prompt_kind)
 
 
 def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str], question: str, cwd: str,
@@ -844,12 +1082,30 @@ def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str
         if order[lvl] > order[level]:
             level = lvl
 
-    hit = [t for t in texts if t and rules.danger_any is not None and rules.danger_any.search(t) is not None]
-    for name, lvl, pat in rules.danger if hit else ():  # in policy order
-        if any(pat.search(t) is not None for t in hit):
+    verdict = judge_command(subject, rules.knowledge, cwd=cwd, dirname=dirname) if kind == "command" else None
+    pairs = [(t, t) for t in texts if t]
+    if verdict is not None and verdict.inert:
+        # every part is known safe: what the table calls data (a commit message, a pattern searched for,
+        # text printed) is blanked before the danger patterns look, so that they veto what runs, not
+        # what is only mentioned. A pattern must still fire on the text as written too: blanking only
+        # ever takes a veto away (an `unless` that names a blanked word must not start firing).
+        pairs = [(t, _blank(t, verdict.inert)) for t, _ in pairs]
+    hit = [(t, m) for t, m in pairs if rules.danger_any is not None and rules.danger_any.search(m) is not None]
+    for name, lvl, danger in rules.danger if hit else ():  # in policy order
+        if any(danger.search(m) and (m is t or danger.search(t)) for t, m in hit):
             flag(name, lvl)
+    reason: str | None = None
+    parts: list[CommandPart] = []
     if kind == "path" and prompt_kind != "trust_dialog":
-        where, shown = _place(subject, cwd, dirname)
+        where, shown = place(subject, cwd, dirname)
+        root = live_root(cwd)
+        if root is not None and where == "inside":
+            real = real_path(root, cwd, subject.strip().strip("'\"`"))
+            if not inside(root, real):  # a link inside the project to a file outside it
+                where, shown = "outside", f"{shown} (a link to {real})"
+                for name, lvl, pat in rules.write_paths:
+                    if pat.search(real) is not None:
+                        flag(name, lvl)
         for name, lvl, pat in rules.write_paths:
             if pat.search(shown) is not None or pat.search(subject) is not None:
                 flag(name, lvl)
@@ -859,24 +1115,37 @@ def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str
             flag("write-not-placed", "unknown")
         if where != "inside":
             subject = shown
-    if kind == "command":
-        # a command that writes a file (``> f``, ``>> f``, ``| tee f``): the file is judged like a
-        # write, by its path and by where it lands (outside the project, or not placeable: not approved)
-        targets = dict.fromkeys(t for text in texts if text for t in _REDIRECT.findall(text))
-        for target in targets:
-            if target in _HARMLESS_TARGETS:
-                continue
-            where, shown = _place(target, cwd, dirname)
-            for name, lvl, pat in rules.write_paths:
-                if (pat.search(shown) is not None or pat.search(target) is not None) and name not in matched:
-                    flag(name, lvl)
-            if where == "outside" and "write-outside-project" not in matched:
-                flag("write-outside-project", rules.outside_project)
-            elif where == "unknown" and "write-not-placed" not in matched:
-                flag("write-not-placed", "unknown")
+    if verdict is not None:
+        # the command judgment: approval needs every part of the command known safe (see
+        # supervisor/judgment); danger patterns above stay a second veto over the raw text
+        parts = [CommandPart.model_construct(text=p.text, level=p.level, reason=p.reason, rule=p.rule)
+                 for p in verdict.parts]
+        for name in verdict.matched:
+            if name not in matched:
+                matched.append(name)
+        if order[verdict.level] > order[level]:
+            level = verdict.level
+        if order[verdict.level] >= order["unknown"]:
+            reason = verdict.reason
     if kind is None and level != "dangerous" and needs_subject:
         flag("no-subject", "unknown")
-    return RiskAssessment.model_construct(level=level, matched=matched, subject=subject or None, subject_kind=kind)
+    return RiskAssessment.model_construct(level=level, matched=matched, subject=subject or None, subject_kind=kind,
+                                          reason=reason, parts=parts)
+
+
+def _blank(text: str, literals: tuple[str, ...]) -> str:
+    """``text`` with each of ``literals`` blanked where it stands as a whole word (not inside another)."""
+    for lit in sorted(literals, key=len, reverse=True):
+        if lit not in text:
+            continue
+        out, i = [], 0
+        while (j := text.find(lit, i)) >= 0:
+            end = j + len(lit)
+            whole = (j == 0 or text[j - 1] in " \t=<") and (end == len(text) or text[end] in " \t;|&)")
+            out.append(text[i:j] + (" " * len(lit) if whole else lit))
+            i = end
+        text = "".join(out) + text[i:]
+    return text
 
 
 def _make_prompt(rules: _Rules, agent: str, kind: PromptKind, question: str, options: list[PromptOption],
@@ -889,7 +1158,7 @@ def _make_prompt(rules: _Rules, agent: str, kind: PromptKind, question: str, opt
     return Prompt.model_construct(kind=kind, question=question, options=options, highlighted=highlighted,
                                   default=default, default_approves=default_approves, input_style=style,
                                   risk=RiskAssessment.model_construct(level="unknown", matched=[], subject=None,
-                                                                      subject_kind=None),
+                                                                      subject_kind=None, reason=None, parts=[]),
                                   signature=sig, first_row=None, last_row=None)
 
 
@@ -1006,8 +1275,10 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
     i = top - 1
     while i >= 0 and not lines[i]:
         i -= 1
-    # skip the hint footer, and a preview of the highlighted choice fenced by dashed rules
-    while i >= 0 and (not lines[i] or _at(view, rules.hints, i) is not None):
+    # skip the hint footer (and the bottom edge of a box the menu is drawn in), and a preview of the
+    # highlighted choice fenced by dashed rules
+    while i >= 0 and (not lines[i] or _at(view, rules.hints, i) is not None
+                      or (lines[i].startswith("─") and _is_rule(lines[i]) and top - i <= 3)):
         i -= 1
     preview_end = -1
     if i >= 0 and lines[i].startswith(("╌", "┄")):
@@ -1071,6 +1342,89 @@ def _find_unnumbered(view: _View, rules: _Rules, agent: str) -> _Found | None:
     style: InputStyle = "letter" if shortcuts == len(options) or (shortcuts and hl < 0) else "arrows"
     return _Found(_make_prompt(rules, agent, kind, question, options, style, subject), anchor, end,
                   "prompt:arrow-menu" if style == "arrows" else "prompt:letter-menu")
+
+
+def _not_a_question(rules: _Rules, agent: str, found: _Found) -> bool:
+    """Whether ``found``'s question is one its agent prints without asking (``AgentProfile.not_questions``)."""
+    rx = rules.not_questions.get(agent)
+    return rx is not None and rx.search(found.prompt.question) is not None
+
+
+def _find_pending_action(view: _View, rules: _Rules, agent: str) -> _Found | None:
+    """An action the agent still waits to have confirmed (``AgentProfile.pending_action``), its question
+    scrolled out of view: the newest paragraph above the input box (wrapped rows joined) matches, and
+    no busy marker shows on the screen. A prompt with no options: nothing can be chosen, so escalated."""
+    lines = [_SCROLL_THUMB.sub("", ln) for ln in view.lines]
+    top = view.area_top
+    top = _input_box_top(view, lines)
+    if top >= view.n or (rules.busy is not None and view.hits(rules.busy, 0, view.n)):
+        return None
+    last = top - 1
+    while last >= 0 and not lines[last]:
+        last -= 1
+    first = last
+    while first > 0 and lines[first - 1]:
+        first -= 1
+    if last < 0 or rules.pending_actions[agent].search(" ".join(lines[first:last + 1])) is None:
+        return None
+    question = "(its question is out of view) " + " ".join(lines[first:last + 1])[:120]
+    kind = _kind(rules, question, "tool_permission")
+    return _Found(_make_prompt(rules, agent, kind, question, [], "arrows", ""), first, last, "prompt:pending-action")
+
+
+def _input_box_top(view: _View, lines: list[str]) -> int:
+    """The top row of the input area, or of an input box lower down that the layout did not take for
+    one (its status lines wrap in a narrow pane, or stale rows sit beside it): two rules close together
+    among the bottom lines. ``view.n`` when there is none."""
+    if view.area_top < view.n:
+        return view.area_top
+    edges = [i for i in view.nonblank[-10:] if _is_rule(lines[i])]
+    return next((r1 for r1, r2 in zip(edges, edges[1:], strict=False) if 1 < r2 - r1 <= 3), view.n)
+
+
+_SCROLL_THUMB = re.compile(r"\s{2,}[▁▂▃▄▅▆▇█]$")
+
+
+def _find_menu_over_composer(view: _View, rules: _Rules, agent: str) -> _Found | None:
+    """An arrow menu drawn right above the input box of an agent that keeps the box while it asks
+    (``AgentProfile.menu_over_composer``: OpenHands): 2 to 8 short rows between the input area and
+    the question just over them (a line ending in "?" or matching a prompt pattern), exactly one of
+    them behind a cursor glyph. Arrows and Enter answer it."""
+    lines = [_SCROLL_THUMB.sub("", ln) for ln in view.lines]  # a scroll bar's thumb at the right edge
+    top = view.area_top
+    top = _input_box_top(view, lines)
+    if top >= view.n:
+        return None
+    i = top - 1
+    while i >= 0 and not lines[i]:
+        i -= 1
+    block: list[int] = []
+    while i >= 0 and lines[i] and len(block) < 9:
+        if lines[i].endswith("?") or (rules.prompt is not None and rules.prompt.search(lines[i])):
+            break
+        block.insert(0, i)
+        i -= 1
+    if block and i >= 0 and not lines[i] and i - 1 >= 0 and lines[i - 1]:
+        i -= 1  # one blank row between the question and its options
+    if i < 0 or not lines[i] or not 2 <= len(block) <= 8 or any(len(lines[j]) > 60 for j in block):
+        return None
+    if not (lines[i].endswith("?") or (rules.prompt is not None and rules.prompt.search(lines[i]))):
+        return None
+    marked = [j for j in block if lines[j][0] in rules.marks and rules.unnumbered.match(lines[j])]
+    if len(marked) != 1 or _quoted(view, i):
+        return None
+    hl = marked[0]
+    options = []
+    for idx, j in enumerate(block):
+        m = rules.unnumbered.match(lines[j]) if j == hl else None
+        options.append(_option(rules, idx, m.group("label") if m else lines[j], None, j == hl))
+    question = lines[i]
+    start = _region_start(view, i)
+    subject = _subject(view, start, i, block[0])
+    header = " ".join(ln for ln in lines[start:i] if ln)
+    kind = _kind(rules, question + " " + header, "numbered_menu")
+    return _Found(_make_prompt(rules, agent, kind, question, options, "arrows", subject), i, block[-1],
+                  "prompt:menu-over-composer")
 
 
 def _plain_choices(view: _View, last: int) -> tuple[list[int], int]:
@@ -1263,6 +1617,128 @@ def _find_bare(view: _View, rules: _Rules, agent: str) -> _Found | None:
     return None
 
 
+# --------------------------------------------------------------------------------------------
+# the generic question: any agent's choices at the bottom, in no grammar the policy knows
+
+_CHOICE_WORD = (r"(?:yes|no|y|n|allow|deny|accept|reject|decline|approve|continue|cancel|proceed|skip|stop|abort"
+                r"|ok|okay|run|always|never|once|trust|don'?t|go ahead|confirm|refuse|block|permit|retry|quit)")
+_GENERIC_NUMBERED = re.compile(r"^(?P<mark>[^\w\s]{1,2})?\s*[\[(]?(?P<num>\d{1,2})\s*[.):\]]\s+(?P<label>\S.*?)\s*$")
+_GENERIC_WORD = re.compile(rf"^(?P<mark>[^\w\s\[(<]{{1,2}})?\s*(?P<label>{_CHOICE_WORD}\b[^\n]{{0,60}}?)\s*$", re.I)
+_GENERIC_BUTTON = re.compile(r"[\[<(]\s*(?P<label>[A-Za-z][\w',&/ -]{0,40}?)\s*[\]>)]")
+_GENERIC_CHOICE = re.compile(rf"^\W{{0,3}}{_CHOICE_WORD}\b", re.I)
+_GENERIC_HINT = re.compile(
+    r"\b(enter|return|esc(ape)?|tab|space|arrows?|select|choose|confirm|pick|navigate|move)\b|[↑↓←→⏎↵]"
+    r"|\bauto-?(deny|denies|reject|rejects|cancel|approve)|\b\d+\s*(s|secs?|seconds)\b", re.I)
+_GENERIC_QUESTION = re.compile(
+    r"\?\s*$|:\s*$|\b(allow|permission|permit|approve|approval|confirm|proceed|wants? to|needs? to|would like to"
+    r"|ok to|continue)\b", re.I)
+
+
+def _generic_row(text: str) -> list[tuple[str, bool]]:
+    """Side-by-side choices on one line: bracketed buttons ("[ Accept ]  [ Reject ]") or words apart
+    ("Continue     Reject"), each with whether a glyph marks it selected; fewer than two: none."""
+    buttons = [m.group("label").strip() for m in _GENERIC_BUTTON.finditer(text)]
+    if len(buttons) >= 2 and len("".join(_GENERIC_BUTTON.sub("", text).split())) <= 3:
+        return [(b, False) for b in buttons]
+    parts = [p.strip() for p in re.split(r"\s{3,}", text.strip()) if p.strip()]
+    out = []
+    for p in parts:
+        m = _GENERIC_WORD.match(p)
+        if m is not None:
+            out.append((m.group("label").strip(), m.group("mark") is not None))
+        elif out and _GENERIC_HINT.search(p):
+            break  # a countdown or a key hint after the buttons
+        else:
+            return []
+    return out if len(out) >= 2 else []
+
+
+def _generic_glyph(lines: list[str], first: int, last: int, label: str) -> str:
+    """The glyph drawn just before a choice's label in lines ``first`` to ``last``."""
+    for ln in lines[first:last + 1]:
+        at = ln.find(label)
+        if at > 0:
+            before = ln[:at].rstrip()
+            return before[-1:] if before else ""
+    return ""
+
+
+def _find_generic(view: _View, rules: _Rules, agent: str) -> _Found | None:
+    """A question with choices as the last thing on the screen, in whatever grammar: numbered
+    options ("» 1) Go ahead"), a button row ("[ Accept ]  [ Reject ]", "Continue   Reject"), or
+    choice words one per line ("◇ Allow" / "◆ Deny"), under a question, with at most a key hint or
+    a countdown below. Read for an agent the policy does not know (or any agent with no composer on
+    screen), so a dialog of an agent never seen is a question, never idle. Its keys are not known:
+    no option gets a key, and the answer rules escalate it."""
+    content = view.content
+    if len(content) < 2:
+        return None
+    lines = view.lines
+    k = len(content) - 1
+    hints = 0
+    while k >= 0 and hints < 2 and _GENERIC_HINT.search(lines[content[k]]) and not _newer_output(view, content[k]) \
+            and not _GENERIC_NUMBERED.match(lines[content[k]]) and not _generic_row(lines[content[k]]) \
+            and not _GENERIC_WORD.match(lines[content[k]]):
+        k -= 1
+        hints += 1
+    if k < 1:
+        return None
+    choices: list[tuple[str, bool]] = []
+    first = last = content[k]
+    row = _generic_row(lines[last])
+    if row:
+        choices = row
+    else:
+        j = k
+        numbered = _GENERIC_NUMBERED.match(lines[content[j]]) is not None
+        rx = _GENERIC_NUMBERED if numbered else _GENERIC_WORD
+        picked: list[tuple[str, bool]] = []
+        while j >= 0 and len(picked) < 9:
+            ln = lines[content[j]]
+            m = rx.match(ln)
+            if m is None:
+                break
+            picked.append((m.group("label"), m.group("mark") is not None))
+            first = content[j]
+            j -= 1
+        if len(picked) < 2:
+            return None
+        if numbered:
+            nums = [int(m.group("num")) for ln in (lines[content[x]] for x in range(j + 1, k + 1))
+                    if (m := rx.match(ln)) is not None]
+            if nums != list(range(nums[0], nums[0] + len(nums))) or nums[0] not in (0, 1):
+                return None  # not a menu: numbers out of order (a list of findings, a diff)
+        choices = picked[::-1]
+        k = j + 1
+    if not any(_GENERIC_CHOICE.match(label) for label, _ in choices):
+        return None  # a list of steps or files, not choices
+    marked = [i for i, (_, m) in enumerate(choices) if m]
+    if len(marked) == len(choices) > 1:
+        # every choice has a glyph: the one drawn unlike the others is the cursor ("◉ Yes  ○ No")
+        glyphs = [_generic_glyph(lines, first, last, label) for label, _ in choices]
+        odd = [i for i, g in enumerate(glyphs) if glyphs.count(g) == 1]
+        marked = odd if len(odd) == 1 and len(set(glyphs)) == 2 else []
+    q_line, question = -1, ""
+    above = [i for i in content if i < first and not _is_rule(lines[i])][-3:]
+    for i in reversed(above):
+        if first - i > 4:
+            break
+        if _GENERIC_QUESTION.search(lines[i]) is not None:
+            q_line, question = i, lines[i]
+            break
+    if q_line < 0:
+        return None
+    if _quoted(view, q_line) or _mid_message(view, q_line):
+        return None
+    options = [_option(rules, i, label, None, len(marked) == 1 and i == marked[0])
+               for i, (label, _) in enumerate(choices)]
+    start = _region_start(view, q_line)
+    subject = _subject(view, start, q_line)
+    kind = _kind(rules, question + " " + subject[-200:], "numbered_menu" if not row else "yes_no")
+    prompt = _make_prompt(rules, agent, kind, question, options, "arrows", subject)
+    return _Found(prompt, q_line, last, "prompt:generic-choices")
+
+
 _ENTER_DOES = re.compile(r"^\W{0,3}(?:press )?enter to (?P<act>[a-z][\w' -]{1,40}?)\s*(?:·|,|$)", re.I)
 
 
@@ -1308,7 +1784,163 @@ def _options_above(view: _View, rules: _Rules, q_line: int, hint_line: int) -> t
 
 
 # --------------------------------------------------------------------------------------------
+# the agent's dialog grammar: does a prompt fit one of its frames, and is it drawn whole?
+
+NOT_OWN_DIALOG = "not-the-agent's-dialog"
+"""``RiskAssessment.matched`` of a prompt that fits none of its agent's dialog frames."""
+_LINE_STYLES = ("letter_enter", "text")
+
+
+def _edge(raw: str) -> str:
+    """A raw row as a frame's edges and hints are matched: trailing blanks and a right border trimmed."""
+    return raw.rstrip(" \t").rstrip(_RIGHT_EDGE + _BOX_CORNERS_RIGHT).rstrip()
+
+
+def _is_frame_only(raw: str) -> bool:
+    """A row of nothing but box drawing and blanks (an empty box row, an edge, a rule)."""
+    return not raw.strip(" \t" + _BORDERS + _RIGHT_EDGE + _BOX_CORNERS_LEFT + _BOX_CORNERS_RIGHT + "─━═╌┄")
+
+
+def fit_frame(view: _View, raw_lines: list[str], screen: Screen, found: _Found,
+              frames: list[_Frame]) -> tuple[str, bool] | None:
+    """The first of the agent's dialog frames the prompt fits, and whether it is drawn whole; None when
+    it fits none (not the agent's own dialog). A frame fits when the prompt is of its style, its
+    question row looks like the frame's, the frame's opening row is above it (with none of the agent's
+    messages or its composer between) or, for a whole-screen frame, nothing of a session is above it at
+    all, and below its options there is nothing but the frame's own rows: notes and hints, its footer,
+    then only what the frame allows under it. It is whole once its footer is drawn (a line frame: at its
+    question) and the cursor is where the frame says the agent leaves it."""
+    prompt = found.prompt
+    line = prompt.input_style in _LINE_STYLES
+    rules = view.rules
+    q = found.first
+    for fr in frames:
+        if fr.line != line:
+            continue
+        if fr.question is not None and not (fr.question.search(view.lines[q]) or fr.question.search(_edge(raw_lines[q]))):
+            continue
+        if fr.top is not None and not _opened(view, raw_lines, fr, q):
+            continue
+        if fr.whole_screen and _session_above(view, screen, q):
+            continue
+        # the footer may be the prompt's own last row (a bare question whose options were not parsed)
+        footer_row = next((k for k in range(q + 1, found.last + 1)
+                           if fr.footer is not None and fr.footer.search(_edge(raw_lines[k]).strip())), -1)
+        fits = True
+        for k in range(found.last + 1, len(raw_lines)):
+            raw = _edge(raw_lines[k])
+            if not raw.strip():
+                continue
+            if footer_row < 0 and fr.footer is not None and fr.footer.search(raw.strip()):
+                footer_row = k
+                continue
+            if _is_frame_only(raw):
+                continue
+            text = view.lines[k] if k < view.n else raw.strip()
+            if footer_row < 0:
+                if fr.below is not None and fr.below.search(raw.strip()):
+                    continue
+                if _newer_output(view, k) or rules.input_line.match(text) or (
+                        fr.footer is None and not _is_hint(rules, text)):
+                    fits = False  # output newer than the dialog, the composer, or rows a footer-less frame has not
+                    break
+                continue  # the dialog's own notes and hints between its options and its footer
+            if (fr.below is None or not fr.below.search(raw.strip())) and not _is_hint(rules, text):
+                fits = False  # something drawn under the frame's footer (its key hints wrapped aside): not the last
+                break
+        if not fits:
+            continue
+        whole = (footer_row >= 0 or (fr.line and fr.footer is None)) and _cursor_fits(
+            screen, view.offset, fr.cursor, found, footer_row, raw_lines)
+        return fr.name, whole
+    return None
+
+
+def _opened(view: _View, raw_lines: list[str], fr: _Frame, q: int) -> bool:
+    """Whether the frame's opening row is at most ``fr.reach`` rows above row ``q`` (the question), with
+    no message of the agent and no composer line between."""
+    assert fr.top is not None
+    rules = view.rules
+    for i in range(q, max(-1, q - fr.reach - 1), -1):
+        if fr.top.search(_edge(raw_lines[i])):
+            return True
+        ln = view.lines[i]
+        if i < q and ln and (rules.message_bullet.match(ln) or rules.input_line.match(ln)):
+            return False
+    return False
+
+
+def _session_above(view: _View, screen: Screen, q: int) -> bool:
+    """Whether anything of an agent's session shows above row ``q``: a message, tool output, a composer
+    line (a whole-screen frame, such as a first-run wizard, has none of it above)."""
+    rules = view.rules
+    lines = [ln.lstrip(_BORDERS) for ln in screen.text.split("\n")[:view.offset]] + view.lines[:q]
+    return any(ln and (rules.message_bullet.match(ln) or rules.input_line.match(ln) or ln.startswith("⎿"))
+               for ln in lines)
+
+
+def _cursor_fits(screen: Screen, offset: int, places: frozenset[str], found: _Found, footer_row: int,
+                 raw_lines: list[str]) -> bool:
+    """Whether the cursor is where the frame says the agent leaves it once the dialog is drawn whole."""
+    if "anywhere" in places:
+        return True
+    y, x = screen.cursor_y, screen.cursor_x
+    if y is None:
+        return False
+    row = y - offset
+    if "option" in places and found.first <= row <= found.last:
+        return True
+    if "footer" in places and row >= (footer_row if footer_row >= 0 else found.last + 1):
+        return True
+    if "question_end" in places and row == found.last and x is not None:
+        return x >= len(raw_lines[row].rstrip())
+    return False
+
+
+def frame_end_test(policy: Policy, agent: str) -> Callable[[str], bool] | None:
+    """A test of one drawn row (``supervisor.screen.output_rows``): does it look like a row that closes
+    one of the agent's dialog frames (a footer, a line frame's question)? None when the policy knows no
+    dialog grammar for the agent. The surface marks output that draws such a row, so that the screen is
+    read at once rather than after the settle time."""
+    rules = compiled_rules(policy)
+    m = rules.frame_ends.get(agent)
+    if m is None:
+        return None
+
+    def test(row: str) -> bool:
+        row = row.strip(_BORDERS).rstrip(_RIGHT_EDGE + _BOX_CORNERS_RIGHT).strip()
+        return bool(row) and m.search(row) is not None
+
+    return test
+
+
+# --------------------------------------------------------------------------------------------
 # the classifier
+
+
+SIDE_PANEL_MIN_COLUMN = 60
+"""A side panel's heading starts at least this far right (a heading at the left edge is the transcript's)."""
+
+
+def _without_side_panel(screen: Screen, rules: _Rules) -> Screen:
+    """The screen read only up to the column of a side panel an agent draws right of its transcript
+    (``AgentProfile.side_panel``), as a pane that narrow: the panel's rows (token counts, a file list)
+    are not the transcript's newest lines, and a row of the transcript that reaches the panel may wrap
+    on the next (the wrap readings see the narrower width). A screen without one is returned as is."""
+    matcher = rules.side_panel
+    if matcher is None:
+        return screen
+    rows = screen.text.split("\n")
+    cols = []
+    for row in rows:
+        m = matcher.search(row)
+        if m is not None and m.start() >= SIDE_PANEL_MIN_COLUMN and row[m.start() - 2:m.start()] == "  ":
+            cols.append(m.start())
+    if not cols:
+        return screen
+    col = min(cols)
+    text = "\n".join(row[:col].rstrip() for row in rows)
+    return screen.model_copy(update={"text": text, "width": col})
 
 
 def _agent(rules: _Rules, screen: Screen, view: _View, start: int) -> str:
@@ -1422,12 +2054,30 @@ def _blocker(view: _View, rules: _Rules, floor: int) -> tuple[Blocker, str] | No
 
 
 def classify(screen: Screen, policy: Policy) -> Observation:
-    """Classify one screen. Pure: the same screen and policy give the same observation."""
+    """Classify one screen. Pure: the same screen and policy give the same observation. A policy
+    pattern that runs past its time budget (see :mod:`supervisor.regexes`) makes the screen a prompt
+    of unknown risk: escalated, never answered."""
+    try:
+        return _classify(screen, policy)
+    except RegexBudgetExceeded as exc:
+        question = f"(this screen could not be judged: {exc})"
+        prompt = Prompt.model_construct(kind="free_text", question=question, options=[], highlighted=None,
+                                        default=None, default_approves=None, input_style="text",
+                                        risk=RiskAssessment(level="unknown"), signature=screen.screen_hash,
+                                        first_row=None, last_row=None)
+        return Observation.model_construct(schema_version=1, observation_id=None, screen_hash=screen.screen_hash,
+                                           state="asking", agent="unknown", prompt=prompt, blocker=None,
+                                           evidence=["regex_budget"], confidence=0.0, policy_id=policy.policy_id,
+                                           checkpoint_blocks=[])
+
+
+def _classify(screen: Screen, policy: Policy) -> Observation:
     if screen.current_command == ACP_SCREEN:  # an ACP message, not a terminal
         from supervisor.classify_acp import classify_acp
 
         return classify_acp(screen, policy)
     rules = compiled_rules(policy)
+    screen = _without_side_panel(screen, rules)
     text = screen.text
     shash = screen.screen_hash
     blocks = _CHECKPOINT.findall(text) if "<checkpoint>" in text else []
@@ -1439,6 +2089,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     offset = max(0, len(raw_lines) - rules.recent_lines)  # row of the view's first line in the screen
     raw_lines = raw_lines[offset:]
     view = _View(raw_lines, rules)
+    view.offset = offset
     if screen.highlights:
         view.hl = _highlight_map(screen, raw_lines)
     nb = view.nonblank
@@ -1449,6 +2100,7 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     if cut >= 0:  # rows left below its footer by an earlier draw at another width: not read
         raw_lines = raw_lines[:cut + 1]
         view = _View(raw_lines, rules)
+        view.offset = offset
         if screen.highlights:
             view.hl = _highlight_map(screen, raw_lines)
         nb = view.nonblank
@@ -1469,10 +2121,40 @@ def classify(screen: Screen, policy: Policy) -> Observation:
     if found is None and top >= view.n and any(
             view.lines[i][0] in rules.marks or view.lines[i].endswith(")") for i in view.content[-10:]):
         found = _find_unnumbered(view, rules, agent)
+    if found is not None and _not_a_question(rules, agent, found):
+        found = None
+    if found is None and profile is not None and profile.menu_over_composer:
+        found = _find_menu_over_composer(view, rules, agent)
+    if found is None and agent in rules.pending_actions:
+        found = _find_pending_action(view, rules, agent)
     if found is None:
         found = _find_bare(view, rules, agent)
+    if found is None and (agent == "unknown" or top >= view.n):
+        found = _find_generic(view, rules, agent)
+    if (found is not None and profile is not None and profile.dialog_hides_composer and top < view.n
+            and any(o.approves for o in found.prompt.options)
+            and (_in_message(view, raw_lines, found.first)
+                 or (view.input_line >= 0 and view.lines[view.input_line][:1].isalpha()))):
+        # its dialogs replace its input box: one in its message with the input box below is quoted, and
+        # anything above a line composer ("diff> ": the agent reads a new message) is history
+        found = None
     if found is not None:
         found.prompt.risk = _assess(view, screen, agent, found)
+        frames = rules.frames.get(agent)
+        if frames:
+            fit = fit_frame(view, raw_lines, screen, found, frames)
+            found.prompt.frame, found.prompt.whole = fit if fit is not None else (None, False)
+            if fit is None:
+                risk = found.prompt.risk
+                risk.matched = [*risk.matched, NOT_OWN_DIALOG]
+                if risk.level != "dangerous":
+                    risk.level = "unknown"
+                    risk.reason = (f"it is not a dialog of {agent}'s own (it fits none of the dialog frames the "
+                                   "policy knows for it): a quoted or printed one, or a shape this policy does "
+                                   "not know")
+                found.evidence += "+frame:none"
+            else:
+                found.evidence += f"+frame:{fit[0]}" + ("+whole" if fit[1] else "")
         found.prompt.first_row = offset + found.first
         found.prompt.last_row = offset + found.last
         conf = 0.95 if found.prompt.options else 0.7
@@ -1547,6 +2229,9 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         if 0 <= asked < view.content[-1] and asked > done_line and prose and (last[-1].isalnum() or last[-1] in ",;-"):
             return _obs(shash, "busy", agent, None, None, ["busy-weak:turn-not-finished"], 0.5, rules, blocks)
 
+    if _message_being_answered(view, rules, agent, profile):
+        return _obs(shash, "busy", agent, None, None, ["busy-weak:message-sent"], 0.5, rules, blocks)
+
     # 9. Idle.
     idle_line, idle_m = view.last_hit(rules.idle, max(window, nb[-6] if len(nb) >= 6 else 0))
     if view.input_line >= 0:
@@ -1557,6 +2242,40 @@ def classify(screen: Screen, policy: Policy) -> Observation:
         return _obs(shash, "idle", agent, None, None, [f"idle-done:{done_m.group(0)[:40].strip()}"], 0.8, rules,
                     blocks)
     return _obs(shash, "idle", agent, None, None, ["idle:no-marker"], 0.4, rules, blocks)
+
+
+def _message_being_answered(view: _View, rules: _Rules, agent: str, profile: AgentProfile | None) -> bool:
+    """8b. An agent that draws its next prompt line only once an answer is done
+    (``AgentProfile.prompt_after_answer``: open-interpreter): its prompt line with the user's words on it
+    as the last line of the screen is the message it is answering (nothing came back yet)."""
+    if profile is None or not view.nonblank:
+        return False
+    if profile.sent_message:  # the user's words on the transcript's last line, right above the input box
+        top = _input_box_top(view, view.lines)
+        last = max((i for i in view.nonblank if i < top), default=-1)
+        sent = rules.sent_messages.get(agent)
+        return (top < view.n and last >= 0 and sent is not None
+                and sent.search(_SCROLL_THUMB.sub("", view.lines[last])) is not None)
+    if not profile.prompt_after_answer or view.input_line < 0:
+        return False
+    line = view.lines[view.input_line]
+    return view.input_line == view.nonblank[-1] and len(line[1:].strip()) >= 2
+
+
+def _in_message(view: _View, raw_lines: list[str], first: int) -> bool:
+    """Whether the block at line ``first`` sits in one of the agent's messages: a message bullet above
+    it before anything that ends a message (the composer's line, a rule drawn from the left edge: the
+    agent's own dialog starts at one; a rule indented under a bullet is part of what the message shows)."""
+    rules = view.rules
+    for i in range(first, -1, -1):
+        ln = view.lines[i]
+        if not ln:
+            continue
+        if rules.message_bullet.match(ln):
+            return True
+        if rules.input_line.match(ln) or (_is_rule(ln) and not raw_lines[i][:1].isspace()):
+            return False
+    return False
 
 
 def _stale_end(view: _View, raw_lines: list[str], rules: _Rules, footer: re.Pattern[str]) -> int:

@@ -59,6 +59,7 @@ from supervisor.models import (
     SubjectKind,
 )
 from supervisor.policy import AcpSubject, Policy
+from supervisor.regexes import policy_regex
 from supervisor.workflow.checkpoint import BLOCK_RE
 
 ACP_FORMAT = 1
@@ -227,10 +228,10 @@ def _read(spec: AcpSubject, tool: dict[str, Any]) -> list[str]:
             return []
         if spec.pattern is None:
             return [title]
-        m = re.search(spec.pattern, title, re.I)
+        m = policy_regex(spec.pattern, re.I).search(title)
         if m is None:
             return []
-        return [m.group("subject") if "subject" in m.re.groupindex and m.group("subject") else title]
+        return [m.groupdict().get("subject") or title]
     items = tool.get("locations") if spec.source == "locations" else tool.get("content")
     paths = []
     for item in items if isinstance(items, list) else []:
@@ -283,7 +284,7 @@ def _worst(risks: list[RiskAssessment]) -> RiskAssessment:
     worst = max(risks, key=lambda r: _ORDER[r.level])
     matched = list(dict.fromkeys(m for r in risks for m in r.matched))
     return RiskAssessment.model_construct(level=worst.level, matched=matched, subject=worst.subject,
-                                          subject_kind=worst.subject_kind)
+                                          subject_kind=worst.subject_kind, reason=worst.reason, parts=worst.parts)
 
 
 def _blocker(text: str, policy: Policy, *, auth: bool, fallback: bool) -> Blocker | None:

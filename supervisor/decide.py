@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Literal
 
 from supervisor.classify import blocker_signature, compiled_rules
 from supervisor.models import Blocker, Decision, DecisionKind, Observation, Prompt, PromptOption, RunState
+from supervisor.policy import AnswerMatch, AnswerRule
 from supervisor.redact import clip
+from supervisor.regexes import RegexBudgetExceeded, policy_regex
 
 if TYPE_CHECKING:
-    from supervisor.policy import AnswerRule, Policy
+    from supervisor.policy import Policy
 
 _RX_CACHE: dict[str, re.Pattern[str]] = {}
 
@@ -42,7 +44,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
     if rx is None:
         if len(_RX_CACHE) > 2048:
             _RX_CACHE.clear()
-        rx = _RX_CACHE[pattern] = re.compile(pattern, re.I | re.M)
+        rx = _RX_CACHE[pattern] = policy_regex(pattern, re.I | re.M)
     return rx
 
 
@@ -104,7 +106,10 @@ def _prompt_next_action(prompt: Prompt) -> str:
     q = prompt.question.strip() or "the prompt"
     if len(q) > 80:
         q = clip(q, 77) + "..."
-    return f"answer \"{q}\" in the pane yourself (tmux attach); supervision resumes once the prompt is gone"
+    choices = " / ".join(clip(o.label, 40) for o in prompt.options[:6])
+    shown = f" ({choices}{' / ...' if len(prompt.options) > 6 else ''})" if choices else ""
+    return (f"answer \"{q}\"{shown} in the pane yourself (tmux attach); supervision resumes once the prompt is "
+            "gone")
 
 
 def keys_for(prompt: Prompt, option: PromptOption) -> list[str] | None:
@@ -243,9 +248,21 @@ def _decide_prompt(obs: Observation, rs: RunState, policy: Policy, pid: str) -> 
 
     rule = next((r for r in answers.rules if _rule_matches(r, obs, prompt)), None)
     if prompt.risk.level == "dangerous" and not (rule is not None and (rule.allow_dangerous or rule.then == "decline")):
-        what = ", ".join(prompt.risk.matched) or "dangerous"
-        subject = clip(prompt.risk.subject or "", 200)
-        return _escalate(obs, pid, prompt, f"approving would be dangerous ({what}): {subject}".strip(), "danger")
+        return _escalate(obs, pid, prompt, _danger_reason(prompt), "danger")
+    if obs.agent == "unknown" and not any(e.startswith("acp:") for e in obs.evidence):
+        # A screen of an agent the policy does not know: which key approves, what is preselected and
+        # what Esc does are not known (an ACP request's options are structured, so it may be answered).
+        return _escalate(obs, pid, prompt, "an agent the policy does not know asks: its keys are not known",
+                         "unknown-agent")
+    if rule is None or (rule.then == "escalate" and rule.when == AnswerMatch()):
+        # nothing approved it: say why approving would not do (its default, the part not known safe)
+        if prompt.default_approves is False:
+            return _escalate(obs, pid, prompt, "the prompt's default is No; only a rule that allows default-No "
+                             "prompts may answer it", "default-no")
+        if prompt.risk.reason or prompt.risk.level == "unknown":
+            refusal = _approval_refusal(prompt, AnswerRule(name="none", then="escalate"))
+            if refusal is not None:
+                return _escalate(obs, pid, prompt, refusal[0], refusal[1])
     if rule is None:
         return _escalate(obs, pid, prompt, "no answer rule matches this prompt", "no-rule")
     if rule.then == "escalate":
@@ -297,15 +314,30 @@ def _approval_refusal(prompt: Prompt, rule: AnswerRule) -> tuple[str, str] | Non
     """Why approving this prompt under ``rule`` is not allowed (reason, rule name), or None."""
     risk = prompt.risk
     if risk.level == "unknown":
+        if risk.reason:
+            return (f"approving needs every part of the command known safe: {clip(risk.reason, 300)}",
+                    "unknown-command")
+        if risk.subject_kind is not None:
+            what = ", ".join(risk.matched) or "unknown"
+            return (f"approving needs a subject known safe ({what}): {clip(risk.subject or '', 200)}".strip(),
+                    "unknown-subject")
         return ("approving needs a positively identified subject (command, path or URL); none was found "
                 "in this dialog", "unknown-subject")
     if risk.level == "dangerous" and not rule.allow_dangerous:
-        what = ", ".join(risk.matched) or "dangerous"
-        return (f"approving would be dangerous ({what}): {(risk.subject or '')[:200]}".strip(), "danger")
+        return (_danger_reason(prompt), "danger")
     if prompt.default_approves is False and not rule.allow_default_no:
         return ("the prompt's default is No; only a rule that allows default-No prompts may answer it",
                 "default-no")
     return None
+
+
+def _danger_reason(prompt: Prompt) -> str:
+    """Why approving is dangerous: the danger patterns that matched, and the command judgment's part."""
+    risk = prompt.risk
+    what = ", ".join(risk.matched) or "dangerous"
+    if risk.reason:
+        return f"approving would be dangerous ({what}): {clip(risk.reason, 300)}"
+    return f"approving would be dangerous ({what}): {clip(risk.subject or '', 200)}".strip()
 
 
 def _escalate(obs: Observation, pid: str, prompt: Prompt, reason: str, rule: str) -> Decision:
@@ -331,7 +363,11 @@ def decide(observation: Observation, run_state: RunState, policy: Policy, *, pol
                              signature=blocker_signature(blocker))
         return _decision("finish", obs, pid, "the agent exited (the pane's program is gone)", rule="exited")
     if state == "asking" and obs.prompt is not None:
-        return _decide_prompt(obs, rs, policy, pid)
+        try:
+            return _decide_prompt(obs, rs, policy, pid)
+        except RegexBudgetExceeded as exc:  # an answer rule's pattern would not finish: a human decides
+            return _decision("escalate", obs, pid, str(exc), rule="regex-budget", signature=obs.prompt.signature,
+                             next_action="answer it yourself, and rewrite the pattern without nested repetition")
     if state == "asking":
         return _decision("escalate", obs, pid, "asking without a readable prompt", rule="no-prompt",
                          next_action="look at the pane and answer it yourself (tmux attach)")

@@ -31,9 +31,11 @@ from typing import Any
 import yaml
 
 from evals.agent import agent_command, stray_count
+from supervisor.cli.live_cmds import with_attach
 from supervisor.errors import PaneGone, WarehouseError, WarehouseLocked
 from supervisor.policy import Policy, baseline_policy
 from supervisor.runner import PaneRunner, RunConfig, Supervisor
+from supervisor.runref import short_id
 from supervisor.settings import Settings
 from supervisor.warehouse import sync
 
@@ -95,10 +97,57 @@ def _say(msg: str) -> None:
     print(msg, flush=True)
 
 
+def look_further(home: Path | None, claude_run: str, aider_run: str, workflow_run: str, journals: Path) -> str:
+    """The commands to look further, each runnable as printed in this shell (``.venv/bin/supervisor``
+    until the PATH step, which is said once), runs by their short unique prefix."""
+    import shlex
+
+    from supervisor.cli.hints import path_step, program
+    from supervisor.runref import short_ids
+
+    prog = program() + (f" --home {shlex.quote(str(home))}" if home is not None else "")
+    short = short_ids([claude_run, aider_run, workflow_run], journals)
+    commands = [
+        ("runs", "every run, newest first"),
+        (f"runs show {short[claude_run]}", "the Claude-style run: decisions, friction"),
+        (f"runs why {short[aider_run]}", "why `rm -rf ~/` was escalated"),
+        (f"runs summarize {short[workflow_run]}", "the workflow run: steps, checks, retries"),
+        (f"runs postmortem {short[workflow_run]}", "its postmortem, written under the supervisor's home"),
+        ("status --all", "every run's state, pause and next action"),
+        ('warehouse sql "select kind, count(*) from events group by kind order by 2 desc"', "every event"),
+    ]
+    width = max(len(f"{prog} {c}") for c, _ in commands[:-1])
+    lines = ["\nlook further (each line runs as printed):"]
+    step = path_step()
+    if step is not None:
+        lines.append(f"  (to type `supervisor` instead of {program()}: {step})")
+    lines += [f"  {prog} {c}".ljust(width + 4) + f"  # {why}"[2 if len(f"  {prog} {c}") < width + 4 else 0:]
+              for c, why in commands]
+    return "\n".join(lines)
+
+
+def _workbench(settings: Settings, args: argparse.Namespace) -> Any:
+    """The workbench walk on its own tmux server (None with --no-workbench)."""
+    if args.no_workbench:
+        return None
+    from supervisor.demo_workbench import default_prefix, walk
+    from supervisor.surfaces.tmux import TmuxSurface
+
+    wb_socket = f"sv-demo-wb-{os.getpid()}"
+    try:
+        return walk(settings.with_overrides(socket=wb_socket), wb_socket, _say, cli_prefix=default_prefix(args.home))
+    finally:
+        if not args.keep:
+            with contextlib.suppress(PaneGone):
+                TmuxSurface(wb_socket).cmd("kill-server")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m supervisor.demo", description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path, default=None, help="supervisor home (default: $SUPERVISOR_HOME)")
     ap.add_argument("--keep", action="store_true", help="leave the private tmux server running afterwards")
+    ap.add_argument("--no-workbench", action="store_true", help="skip the workbench walk (propose, gate, canary, "
+                    "promote, rollback)")
     args = ap.parse_args(argv)
 
     from supervisor.surfaces.tmux import TmuxSurface
@@ -124,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         if ev.kind == "action" and p.get("kind") == "send_keys" and p.get("delivered") and p.get("confirmed") is None:
             _say(f"{at} {who} answered with {' '.join(p['keys'])}")
         elif ev.kind == "pause":
-            _say(f"{at} {who} ESCALATED: {p['pause_reason']}\n{'':7}next: {p['next_action']}")
+            nxt = with_attach(str(p["next_action"]), socket, runner.pane.session)
+            _say(f"{at} {who} ESCALATED: {p['pause_reason']}\n{'':7}next: {nxt}")
         elif ev.kind == "resume":
             chose = f"; they chose {p['selected']!r}" if p.get("selected") else ""
             _say(f"{at} {who} resumed: the prompt is gone (by {p.get('by')} after {p.get('waited_s', 0):.1f}s{chose})")
@@ -136,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"{at} {who} turn {p['turn']} finished ({p['answered']} answered, {p['escalated']} escalated)")
         elif ev.kind == "run_ended":
             _say(f"{at} {who} run ended: {p['outcome']}")
-        elif ev.kind == "notification" and p.get("ok"):
+        elif ev.kind == "notification" and p.get("ok") and p.get("channel") == "tmux":
             _say(f"{'':7}(shown in the pane with tmux display-message)")
 
     sup.on_journal = on_journal
@@ -167,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         count = {k: sum(1 for e in evs if e.kind == k) for k in ("observation", "decision", "pause", "friction")}
         answered = sum(1 for e in evs if e.kind == "action" and e.payload.get("kind") == "send_keys"
                        and e.payload.get("delivered") and e.payload.get("confirmed") is None)
-        _say(f"  {name}  run {r.run_id}  outcome={r.outcome}  answers={answered}  escalations={count['pause']}  "
+        _say(f"  {name:12}  run {short_id(r.run_id, settings.journals_dir)}  outcome={r.outcome}  answers={answered}  escalations={count['pause']}  "
              f"observations={count['observation']}  friction={count['friction']}")
     synced = sup.feeder.syncs
     _say("\nworkflow: a 3-step spec with a failing verifier and a human review")
@@ -179,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         with contextlib.suppress(PaneGone):
             TmuxSurface(wf_socket).cmd("kill-server")
-    _say(format_demo_summary(workflow))
+    _say(format_demo_summary(workflow, short_id(workflow["run_id"], settings.journals_dir)))
+    walked = _workbench(settings, args)  # the workbench's half: supervisor/demo_workbench.py
     unsynced = ""
     try:
         sync(settings)
@@ -191,16 +242,12 @@ def main(argv: list[str] | None = None) -> int:
         if not synced:
             unsynced = "  (locked or unavailable: run `supervisor warehouse sync` later)"
     _say(f"\njournals: {settings.journals_dir}\nwarehouse: {settings.warehouse}{unsynced}")
-    _say("\nlook further:\n"
-         "  supervisor runs\n"
-         f"  supervisor runs show {claude.run_id}\n"
-         "  supervisor warehouse sql \"select kind, count(*) from events group by kind order by 2 desc\"\n"
-         "  supervisor warehouse sql \"select run_id, kind, detail from friction order by occurred_at\"")
+    _say(look_further(args.home, claude.run_id, aider.run_id, workflow["run_id"], settings.journals_dir))
     stray = sum(stray_count(p) for p in (work / "claude.jsonl", work / "aider.jsonl", workflow["agent_record"]))
     _say(f"\nstray keys (keys that reached an agent while no prompt was live): {stray}")
     _say(f"done in {time.time() - t0:.1f}s")
     ok = (claude.outcome == "finished" and aider.outcome == "escalated" and workflow["outcome"] == "finished"
-          and stray == 0)
+          and stray == 0 and (walked is None or walked.ok))
     if not ok:
         _say(f"demo did not go as planned: outcomes {[r.outcome for r in runs] + [workflow['outcome']]}, "
              f"stray keys {stray}")

@@ -137,3 +137,18 @@ class JudgeError(SupervisorError):
     """The LLM judge failed (after retries); callers fail safe by escalating."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+class JournalWriteError(EnvironmentProblem):
+    """A journal line could not be written whole (a full disk, a quota, an I/O error, a read-only
+    filesystem). Nothing of it stays in the file; the supervisor does not act on what it could not
+    record, and suspends that pane until a write succeeds again."""
+
+    def __init__(self, path: str, exc: OSError) -> None:
+        import os
+
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        super().__init__(f"cannot write the journal {path}: {why}",
+                         "free space (or fix the filesystem) where the journals are; supervision resumes by itself")
+        self.errno = exc.errno
+        self.why = why

@@ -197,6 +197,8 @@ def summarize(events: list[Event], run_id: str, source: str = "journal") -> RunS
             key = str(d.get("kind"))
             target = s.workflow_decisions if d.get("source") == "workflow" else s.decisions
             target[key] = target.get(key, 0) + 1
+            if key == "retry":  # friction, as the warehouse's friction_events counts it
+                s.friction["retry"] = s.friction.get("retry", 0) + 1
         elif e.kind == "checkpoint":
             s.checkpoints += 1
             s.malformed_checkpoints += bool(p.get("parse_error"))
@@ -209,6 +211,7 @@ def summarize(events: list[Event], run_id: str, source: str = "journal") -> RunS
                 handoff_ids.add(a.get("action_id"))
                 s.handoffs += 1
         elif e.kind == "pause":
+            s.friction["escalation"] = s.friction.get("escalation", 0) + 1  # one per pause (friction_events)
             source = _text(p.get("source")) or "rules"
             s.pauses.append({"at": e.at, "reason": _text(p.get("pause_reason") or p.get("reason")),
                              "next_action": _text(p.get("next_action")), "source": source})
@@ -223,7 +226,8 @@ def summarize(events: list[Event], run_id: str, source: str = "journal") -> RunS
             s.reviews.append(str(p.get("by")))
         elif e.kind == "friction":
             k = str(p.get("kind"))
-            s.friction[k] = s.friction.get(k, 0) + 1
+            if k not in ("escalation", "retry") or p.get("author", "supervisor") != "supervisor":
+                s.friction[k] = s.friction.get(k, 0) + 1  # the supervisor's own are counted above
         if plan is not None:
             fold(plan, e)
     s.paused = any(paused_by.values())

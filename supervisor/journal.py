@@ -10,7 +10,10 @@ the next append starts on a fresh line so the file stays readable.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import logging
 import math
 import os
 import threading
@@ -22,10 +25,12 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from supervisor.errors import InputError
+from supervisor.errors import InputError, JournalWriteError
 from supervisor.ids import new_id
 from supervisor.models import SCHEMA_VERSION, Event, EventKind
 from supervisor.redact import redact_data
+
+log = logging.getLogger(__name__)
 
 MAX_AT = 253_402_300_800.0
 """Event times are Unix seconds in ``[0, MAX_AT)`` (up to the year 10000): a line whose ``at``
@@ -124,6 +129,8 @@ class Journal:
         self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._seq = 0
+        self._unsynced = False
+        """Lines were written since the last fsync (``append(sync=False)``)."""
         self.last_report: ReadReport | None = None
         if self.path.exists():
             report = ReadReport(self.path)
@@ -141,9 +148,17 @@ class Journal:
     def seq(self) -> int:
         return self._seq
 
+    @property
+    def closed(self) -> bool:
+        return self._fh.closed
+
     def append(self, kind: EventKind, payload: BaseModel | dict[str, Any] | None = None, *, at: float | None = None,
-               event_id: str | None = None) -> Event:
-        """Write one event durably and return it. Secrets in the payload are redacted first."""
+               event_id: str | None = None, sync: bool = True) -> Event:
+        """Write one event durably and return it. Secrets in the payload are redacted first. Raises
+        :class:`~supervisor.errors.JournalWriteError` when the line cannot be written whole (nothing
+        of it is left in the file). With ``sync`` false the line is written but not yet fsynced: the
+        next synced append (or :meth:`sync`) makes it durable with everything before it, so a caller
+        that writes several events before it acts pays for one fsync, taken before it acts."""
         if isinstance(payload, BaseModel):
             data = payload.model_dump(mode="json")
         else:
@@ -161,10 +176,48 @@ class Journal:
                 payload=data,
                 schema_version=SCHEMA_VERSION,
             )
-            self._fh.write(_encode(event))
-            if self._fsync:
-                os.fsync(self._fh.fileno())
+            try:
+                self._write_whole(_encode(event), sync=sync)
+            except OSError as exc:
+                self._seq -= 1
+                raise JournalWriteError(str(self.path), exc) from exc
         return event
+
+    def sync(self) -> None:
+        """Make every line written so far durable (fsync), if any is not yet."""
+        with self._lock:
+            if not self._unsynced or self._fh.closed:
+                return
+            try:
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                raise JournalWriteError(str(self.path), exc) from exc
+            self._unsynced = False
+
+    def _write_whole(self, line: bytes, *, sync: bool = True) -> None:
+        """Write one line whole or not at all: a short write is continued, and a failure (ENOSPC,
+        EDQUOT, EIO, EROFS) cuts the file back to where the line began, so no reader ever sees part
+        of it (and the next line starts on a fresh one)."""
+        fd = self._fh.fileno()
+        start = os.lseek(fd, 0, os.SEEK_END)
+        view = memoryview(line)
+        try:
+            while view:
+                n = os.write(fd, view)
+                if n <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[n:]
+            if self._fsync and sync:
+                os.fsync(fd)
+                self._unsynced = False
+            elif self._fsync:
+                self._unsynced = True
+        except OSError:
+            try:
+                os.ftruncate(fd, start)
+            except OSError as cut:  # the next open cuts a torn tail; say so now
+                log.warning("could not cut a partly written line from %s (%s); readers skip it", self.path, cut)
+            raise
 
     def events(self) -> list[Event]:
         return list(iter_events(self.path))
@@ -172,6 +225,10 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             if not self._fh.closed:
+                if self._unsynced:
+                    with contextlib.suppress(OSError):
+                        os.fsync(self._fh.fileno())
+                    self._unsynced = False
                 self._fh.close()
 
     def __enter__(self) -> Journal:

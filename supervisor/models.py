@@ -124,11 +124,20 @@ class Screen(_Model):
     captures leave this empty. (A tuple, not a list with a default factory: screens are built on
     the hot path, and ``model_construct`` inspects a factory's signature on every call.)"""
 
+    untrusted: tuple[tuple[int, str, str], ...] = ()
+    """Rows of ``text`` whose text cannot be taken at its word: ``(row, why, the text concerned)``.
+    ``hidden-text``: concealed cells, or drawn in their background's colour (blanked in ``text``, as
+    the terminal shows them; the hidden text kept here); ``overwritten-text``: other text was written
+    there first and drawn over, as the surface's shadow terminal saw (the text drawn over kept here).
+    A dialog whose rows include one approves nothing automatically; the kept text is judged too."""
+
     @property
     def screen_hash(self) -> str:
         text = self.text
         if self.highlights:  # a moved selection is a different screen
             text += "\x00hl" + repr(self.highlights)
+        if self.untrusted:  # the same letters, some of them hidden or drawn over: judged otherwise
+            text += "\x00ut" + repr(self.untrusted)
         if self.cwd:  # the same edit prompt in another directory is judged differently
             text += "\x00cwd" + self.cwd
         return screen_hash(text, self.title, self.dead)
@@ -165,6 +174,17 @@ class PromptOption(_Model):
     """True for "don't ask again"/"always allow" options that widen future permissions."""
 
 
+class CommandPart(_Model):
+    """One simple command of a command subject, as the command judgment read it (``runs why`` shows these)."""
+
+    text: str
+    level: RiskLevel
+    reason: str
+    """Why this level, naming the part that decided (``redis-cli is not a known command``)."""
+    rule: str
+    """What decided: ``table:git status``, ``unknown-program``, ``write-outside-project``, a path rule."""
+
+
 class RiskAssessment(_Model):
     """How dangerous it would be to approve what the prompt asks."""
 
@@ -175,6 +195,11 @@ class RiskAssessment(_Model):
     """The command, file or URL being approved, when the screen shows it."""
     subject_kind: SubjectKind | None = None
     """What ``subject`` is; None when no subject was positively identified (risk ``unknown``)."""
+    reason: str | None = None
+    """For a command judged ``unknown`` or ``dangerous``: the part that decided and why
+    (```redis-cli FLUSHALL`: redis-cli is not a known command``)."""
+    parts: list[CommandPart] = Field(default_factory=list)
+    """For a command: each of its simple commands with its level and the rule that decided."""
 
 
 class Prompt(_Model):
@@ -201,6 +226,14 @@ class Prompt(_Model):
     """The first row (0-based, in ``Screen.text``) the live prompt occupies (its question or title)."""
     last_row: int | None = None
     """The last row (0-based, in ``Screen.text``) the live prompt occupies (its last option or hint)."""
+    frame: str | None = None
+    """The agent's dialog frame it fits (``AgentProfile.dialogs``, by name); None when the agent's
+    grammar is not known, or when it has one and the prompt fits none of it (``risk.matched`` then
+    says ``not-the-agent's-dialog``: never answered)."""
+    whole: bool = False
+    """Drawn whole by that frame: its footer under its options, nothing after it but what the frame
+    allows, the cursor where the agent leaves it. Only such a dialog is answered before the settle
+    time has passed (once no further output followed it for the pane's quiet window)."""
 
 
 class Blocker(_Model):

@@ -18,10 +18,19 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from supervisor.errors import PolicyError
 from supervisor.models import AgentName, BlockerKind, PromptKind, RiskLevel, SubjectKind
+from supervisor.regexes import backtracking_problem, needs_backtracking
 from supervisor.yamlio import format_validation, parse_yaml, read_text
 
 POLICY_FORMAT_VERSION = 1
@@ -39,6 +48,16 @@ def _check_regexes(values: list[str]) -> list[str]:
             re.compile(f"(?:{v})")  # patterns of a list are combined as one alternation
         except re.error as exc:
             raise ValueError(f"bad regular expression {v!r}: {exc}") from exc
+        # Patterns run on a linear-time engine; one that needs backtracking (a lookaround) runs under a
+        # time budget, and is refused here if it stalls on its own characters (see supervisor.regexes).
+        try:
+            problem = backtracking_problem(v)
+        except Exception as exc:  # noqa: BLE001 - a construct re accepts and neither engine runs
+            raise ValueError(f"regular expression {v!r} cannot run on the supervisor's regex engines: {exc}; "
+                             "rewrite it in plain re syntax without lookarounds") from exc
+        if problem is not None:
+            raise ValueError(f"regular expression {v!r} {problem} (it uses {needs_backtracking(v)}, so it cannot run "
+                             "on the linear-time engine); remove the nested repetition, or the lookaround") from None
     return values
 
 
@@ -70,6 +89,10 @@ class DangerPattern(_P):
     pattern: Regex
     """Case-insensitive regular expression matched against the subject and the question."""
     level: RiskLevel = "dangerous"
+    unless: Regex | None = None
+    """A match whose text this (case-insensitive) regex finds does not count: the pattern fires only
+    on a match it does not excuse (``.env`` but not ``.env.example``). Every match in a text is
+    looked at, so one excused match never hides another."""
 
 
 class SubjectPattern(_P):
@@ -81,7 +104,14 @@ class SubjectPattern(_P):
     """What the subject is: a command, a file path, or a URL."""
     pattern: Regex
     """Case-insensitive regular expression over one line of the dialog (the question included)."""
-    take: Literal["match", "next", "previous"] = "match"
+    take: Literal["match", "next", "previous", "fenced", "block"] = "match"
+    """``fenced``: every line between the first pair of dashed rules (``╌``) after the match, joined
+    with newlines (Claude Code fences a command there, one or many lines); none: the next pattern.
+    ``block``: the lines right above the match up to a blank line, joined with newlines (aider prints
+    the shell commands it proposes there, one or several)."""
+    continues: bool = False
+    """The subject goes on over the lines right below the match (no blank line between): a command
+    of several lines (``$ cd build && make`` and the line under it), joined with newlines."""
     when: Regex | None = None
     """A regex some line of the dialog must match for the pattern to apply at all (a URL is what
     a dialog approves only when the dialog is about fetching or opening one)."""
@@ -152,9 +182,12 @@ class ClassifierRules(_P):
     """Regex over an option's label: choosing it declines."""
     persistent_option: Regex = r"don'?t ask again|always|for this session|during this session|allow all|trust all"
     """Regex over an option's label: choosing it widens future permissions ("don't ask again")."""
-    input_lines: RegexList = Field(default_factory=lambda: [r"^[❯>›](?!\s*\d{1,2}[.)]\s)(\s|$)"])
+    input_lines: RegexList = Field(default_factory=lambda: [
+        r"^[❯>›](\s*$|\s+([^\d\s]|\d($|[^\d.)]|[.)]($|\S)|\d($|[^.)]|[.)]($|\S)))))"])
     """Regexes for the input line of an agent's composer ("❯ ", "> fix the bug"), whatever the agent;
-    each agent's ``agents.<name>.input_lines`` add to them."""
+    each agent's ``agents.<name>.input_lines`` add to them. The default is "a glyph, then blank or text
+    that is not a numbered option" (``(?!\\s*\\d{1,2}[.)]\\s)``) spelled without a lookahead, so that it
+    runs on the linear-time engine."""
     highlight_glyphs: str = "❯›>▶➤●◉◆→▸"
     """Glyphs drawn before the highlighted option of a menu (each agent's ``highlight_glyphs`` add)."""
     message_bullets: str = "⏺•●"
@@ -166,7 +199,9 @@ class ClassifierRules(_P):
     such menus are answered with arrows and Enter."""
     title_busy_markers: RegexList = Field(default_factory=lambda: ["^[⠀-⣿◐◓◑◒]"])
     shell_prompts: RegexList = Field(default_factory=lambda: [
-        r"^(\([\w.-]+\) )?([\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+( \S+)?\]|[\w@.~:/-]*)\s?([$#]|(?<!\d)%)$",
+        # `$`/`#`, or `%` not after a digit (zsh's prompt, not "100%"), without a lookbehind
+        r"^(\([\w.-]+\) )?(([\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+( \S+)?\]|[\w@.~:/-]*)(\s?[$#]|\s%)"
+        r"|([\w.-]+@[\w.-]+[: ](\S*[^\s\d])?|\[[\w.@-]+( \S+)?\]|([\w@.~:/-]*[A-Za-z_@.~:/-])?)%)$",
         r"^(\([\w.-]+\) )?➜\s+\S+( git:\(\S+\))?( ✗)?$"])
     """Regexes for a shell's prompt line: one below an agent's last lines means the agent exited (its
     last frame is history, and nothing of it streams any more)."""
@@ -189,6 +224,45 @@ class ClassifierRules(_P):
         for pats in v.values():
             _check_regexes(pats)
         return v
+
+
+CursorPlace = Literal["option", "footer", "question_end", "anywhere"]
+"""Where an agent leaves the cursor once a dialog is drawn whole: on one of its options' rows (Claude
+Code's highlighted option); on its footer row or below it (Codex parks it on the last row); at the
+end of its question's row (a line prompt waiting for its answer); anywhere."""
+
+
+class DialogFrame(_P):
+    """One shape of an agent's live dialog, as a whole: what opens it, where it sits, what closes it,
+    what the agent draws under it while it waits, and where it leaves the cursor. A prompt is the
+    agent's own live dialog only if it fits one of its agent's frames; it is drawn *whole* (the
+    supervisor may answer it at once, without waiting out the settle time) once the frame's footer is
+    drawn under its options, nothing but the frame's ``below`` rows follows, and the cursor is where
+    the frame says."""
+
+    name: str
+    style: Literal["menu", "line"] = "menu"
+    """``menu``: options on rows of their own (numbered, arrows, buttons); ``line``: a question on one
+    row answered by typing (``[Y/n]``, aider's ``(Y)es/(N)o [Yes]:``)."""
+    question: RegexList = Field(default_factory=list)
+    """What its question row looks like (line frames: the row itself); none given: any question."""
+    top: RegexList = Field(default_factory=list)
+    """A row above its question that opens the frame (a rule across the pane, a box's top edge, a
+    header), at most ``reach`` rows up, with none of the agent's messages or its composer between.
+    None given: no opening row is needed."""
+    reach: int = Field(40, ge=1, le=500)
+    whole_screen: bool = False
+    """It fills the screen (a first-run wizard): no message of the agent, tool output or composer
+    anywhere above it."""
+    footer: RegexList = Field(default_factory=list)
+    """Its last row under its options (key hints, a box's bottom edge): once drawn, the frame is whole.
+    None given: a menu frame is never known whole (the settle time applies); a line frame is whole at
+    its question row."""
+    below: RegexList = Field(default_factory=list)
+    """Rows the agent draws under the frame while it waits (an animated status line, a status bar):
+    any other row below it means output followed the dialog, which is then not live."""
+    cursor: list[CursorPlace] = Field(default_factory=lambda: list[CursorPlace](["anywhere"]))
+    """Where the cursor is once the frame is drawn whole (any of these)."""
 
 
 class AgentProfile(_P):
@@ -237,6 +311,10 @@ class AgentProfile(_P):
     model line), for an agent that does not clear the screen when the pane is resized: rows below
     the first such line under its composer are left over from an earlier draw at another width and
     are not read; so are fragments of boxes below the bottom edge of a dialog it drew last."""
+    side_panel: RegexList = Field(default_factory=list)
+    """Regexes for a heading of the side panel it draws right of its transcript in a wide pane (Kilo
+    Code's "▼ Token Usage"): when one shows well right of the left edge, every row is read only up to
+    the panel's column, so that the panel's lines are not taken for the transcript's newest ones."""
     first_option_selected: bool = False
     """Its menus and button rows open with the first option selected and draw the selection only in
     colour: with no highlight on the screen, the first option is taken as the selected one."""
@@ -245,12 +323,40 @@ class AgentProfile(_P):
     busy_without_composer: bool = False
     """Its composer is the last line of the screen whenever it waits: output at the bottom with no
     composer below it is an answer still streaming (aider)."""
+    dialog_hides_composer: bool = False
+    """Its dialogs replace its input box (composer) while they ask: a dialog with its input box below it
+    is one quoted in its output, never a live one (Claude Code, Codex, Gemini CLI...)."""
     busy_when_input_hidden: bool = False
     """It hides its input line while it works: a rule with only a status line under it is busy (Claude Code)."""
+    menu_over_composer: bool = False
+    """Its dialogs draw an arrow menu (no digits, the selected option behind a cursor glyph) right above
+    its input box, which stays drawn (OpenHands' "Confirm 1 action(s)?" over "> Yes / No / Always"):
+    such a menu, its question just above it, is live although the input box is below it."""
+    not_questions: RegexList = Field(default_factory=list)
+    """Regexes for lines it prints that read like a question over a list and ask nothing (OpenHands'
+    welcome "What do you want to build?" over its numbered tips): a menu under one is not a prompt."""
+    pending_action: RegexList = Field(default_factory=list)
+    """Regexes for its record of an action that still waits for the user's answer (OpenHands draws
+    ``▶ terminal: {...}: $ cmd`` and adds ✓ or ✗ once it ran), searched in the newest paragraph above
+    its input box with its wrapped rows joined: with no busy marker on screen, it is a question whose
+    dialog scrolled out of view in a short pane: asking, with no option to read (escalated)."""
+    sent_message: RegexList = Field(default_factory=list)
+    """Regexes for its transcript's record of the user's message (OpenHands' ``> words`` above its input
+    box): as the newest line above the input area, nothing after it yet, the message is being answered
+    (it shows no busy marker while its model thinks)."""
+    prompt_after_answer: bool = False
+    """It draws its next prompt line only once the answer is done and keeps no typed text in it
+    (open-interpreter's ``> ``, a line agent): its prompt line holding the user's words as the last line
+    of the screen is a message being answered, not a composer being typed into."""
     turn_ends_with_marker: bool = False
     """It closes every turn with a completion line (``classifier.completion_markers``: Codex's "Worked
     for 3s") and shows no spinner while text streams in: output below the user's last message that
     stops mid-sentence, with no completion line after it, is an answer still coming in."""
+    dialogs: list[DialogFrame] = Field(default_factory=list)
+    """The grammar of its live dialogs, as a whole (see :class:`DialogFrame`). When given, a prompt on
+    its screen that fits none of them is not its own dialog (a quoted or printed one, or a shape this
+    policy does not know): it is never answered, and is escalated when it waits at the bottom. None
+    given: the generic rules of ``classifier`` decide, and every answer waits out the settle time."""
 
 
 AnswerThen = Literal["approve", "decline", "escalate", "keys", "option"]
@@ -304,6 +410,178 @@ class WriteRisk(_P):
     that run code (``.git/hooks/``, ``.github/workflows/``), system paths."""
 
 
+Effect = Literal["none", "read", "write", "delete", "run", "install", "network", "send", "publish", "code",
+                 "privilege", "destroy", "system", "secrets"]
+"""What running a command does (the policy's ``commands.effects`` says how risky each is):
+
+- ``none``: nothing outside the shell's own output (``echo``, ``true``);
+- ``read``: reads files (its read arguments are placed: inside the project, or a harmless place);
+- ``write`` / ``delete``: writes or deletes its write / delete arguments (each placed; a deletion
+  must be recoverable);
+- ``run``: runs the project's own code or tools (tests, builds, scripts inside the project);
+- ``install``: installs packages from the registry into the project's environment;
+- ``network``: reads from the network;
+- ``send``: sends data somewhere (an upload, a POST, a push), to this machine's services too (a
+  DELETE to a local database is a wipe);
+- ``publish``: publishes or deploys (a release, a registry upload, a cloud or cluster change);
+- ``code``: runs code that is not a file of the project (inline, fetched, decoded, from stdin);
+- ``privilege``: runs with other rights (``sudo``, ``su``, setuid);
+- ``destroy``: destructive by nature (a database drop, a cache flush, a force push, a ref deletion);
+- ``system``: changes the machine beyond the project (services, processes, schedules, users);
+- ``secrets``: shows credentials (the environment, a shell's variables): the output goes to the model."""
+
+ArgRole = Literal["text", "read", "write", "replace", "delete", "link", "cwd", "script", "code", "command", "url",
+                  "ignore"]
+"""What a command's argument is: ``text`` (not a file: a pattern, a message, a name); ``read`` / ``write``
+/ ``delete`` a path it reads, writes or deletes; ``replace`` a path it writes over (an existing file it
+would replace must be recoverable, where the supervisor can look); ``link`` the target a symbolic link will point at
+(placed like a write); ``cwd`` a directory it works in (placed like a write); ``script`` a file it runs
+as code (inside the project: ``run``; elsewhere: ``code``); ``code`` inline program text (a shell's is
+parsed in turn); ``command`` the rest of the words are a command it runs (``env``, ``xargs``, ``timeout``);
+``url`` where it talks to (local or not); ``ignore`` a word that names nothing."""
+
+
+class FlagSpec(_P):
+    """What an option changes about a command."""
+
+    does: list[Effect] = Field(default_factory=list)
+    """Effects the option adds (``--force``: ``destroy``)."""
+    sets: list[Effect] | None = None
+    """Effects that replace the command's own (``git clean -n`` only reads; ``crontab -l`` lists);
+    effects other options add still count."""
+    args: list[str] | None = None
+    """With this option, the roles of the positional arguments (``sed -i``: ``[text, write*]``)."""
+    value: ArgRole | None = None
+    """The option takes a value (the next word, or after ``=``) with this role."""
+    unknown: bool = False
+    """The option makes the command's effect unknowable (``git -c``: configuration that may run code)."""
+    found: ArgRole | None = None
+    """The option acts on each file the command finds (``find -delete`` deletes each): the role of those
+    files, each placed as ``ROOT/**/NAME`` (its ``-name``), like a ``{}`` the command runs."""
+    harmless_values: Regex | None = None
+    """Values of the option (matched whole, case-insensitively) for which its ``does`` do not apply:
+    ``curl -X GET`` sends nothing, any other method does. A value built at run time never matches."""
+
+
+def _flag_shorthand(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"value": value} if value in ArgRole.__args__ else {"does": [value]}  # type: ignore[attr-defined]
+    if isinstance(value, list):
+        return {"does": value}
+    return value
+
+
+FlagValue = Annotated[FlagSpec, BeforeValidator(_flag_shorthand)]
+
+
+class ArgPattern(_P):
+    """A regex over a positional argument that changes what the command does (``git push origin
+    :branch`` deletes the branch; ``+main`` force-pushes)."""
+
+    pattern: Regex
+    does: list[Effect] = Field(default_factory=list)
+    unknown: bool = False
+    args: list[str] | None = None
+    """With a matching argument, the roles of the positional arguments (``cp /dev/null f`` deletes ``f``)."""
+
+
+class CommandSpec(_P):
+    """What a program (or one of its subcommands) does, and the role of each of its arguments. A
+    program or subcommand not in the table is ``unknown``; an option not listed keeps the effect of
+    the command (unless ``strict_flags``)."""
+
+    does: list[Effect] = Field(default_factory=lambda: list[Effect](["read"]))
+    args: list[str] = Field(default_factory=lambda: ["text*"])
+    """The roles of the positional arguments, in order (:data:`ArgRole`); a role ending in ``*`` takes
+    every argument not taken by the roles after it (``cp``: ``[read*, write]``)."""
+    flags: dict[str, FlagValue] = Field(default_factory=dict)
+    """Options that change the effect or take a value. Shorthand: a role name (``-o: write``) is an
+    option taking a value of that role; an effect name or a list of them (``--force: destroy``) adds
+    effects. Combined short options (``-rf``) are read one letter at a time."""
+    strict_flags: bool = False
+    """An option not listed makes the command ``unknown`` (programs whose options can run code)."""
+    subcommands: dict[str, CommandSpec] | None = None
+    """The program's subcommands (the first positional argument): one not listed is ``unknown``. The
+    options before the subcommand are the program's own ``flags``."""
+    bare: list[Effect] | None = None
+    """With subcommands: the effect when no subcommand is given (None: ``unknown``). Without: the
+    effect when the program is run with no argument at all (``env`` alone prints the environment)."""
+    max_args: int | None = Field(None, ge=0)
+    """At most this many positional arguments; a command with more is a form the table does not know
+    (``git config KEY`` reads a key; ``git config KEY VALUE`` would set it)."""
+    only: Regex | None = None
+    """Every positional argument must match this (a build tool's tasks, a script runner's script
+    names): any other is a form the table does not know (``./gradlew flywayClean``)."""
+    arg_patterns: list[ArgPattern] = Field(default_factory=list)
+    inline: Literal["shell", "python", "awk", "sed", "perl", "node"] | None = None
+    """The language of its inline code (``code`` arguments), which the judgment reads: a shell's is
+    parsed and judged as a command line; a Python, awk or sed program that only reads and prints, a
+    Perl one of substitutions only (``s/old/new/g``), a Node one that only prints a JSON file's field
+    or the versions is harmless; anything else it runs inline is ``code``."""
+    after_double_dash: list[Effect] | None = None
+    """Effects when arguments follow ``--`` (``git checkout -- file`` discards the file's changes)."""
+    also: list[str] = Field(default_factory=list)
+    """Other names of the same program (``python3`` for ``python``)."""
+    note: str = ""
+
+    @field_validator("args")
+    @classmethod
+    def _roles(cls, value: list[str]) -> list[str]:
+        for role in value:
+            if role.rstrip("*") not in ArgRole.__args__:  # type: ignore[attr-defined]
+                raise ValueError(f"unknown argument role {role!r} (one of: {', '.join(ArgRole.__args__)})")  # type: ignore[attr-defined]
+        return value
+
+
+def _default_effect_levels() -> dict[Effect, RiskLevel]:
+    return {"none": "none", "read": "none", "run": "none", "install": "none", "network": "none",
+            "write": "low", "delete": "low", "send": "dangerous", "publish": "dangerous", "code": "unknown",
+            "privilege": "dangerous", "destroy": "dangerous", "system": "dangerous", "secrets": "dangerous"}
+
+
+class CommandKnowledge(_P):
+    """What the supervisor knows about shell commands: every program it may approve, what each of its
+    forms does, and where the files it touches may be. Approval needs every simple command of a
+    command line found here and judged safe; anything else is ``unknown``."""
+
+    effects: dict[Effect, RiskLevel] = Field(default_factory=_default_effect_levels)
+    """How risky each effect is (its placed paths aside): a command is as risky as its riskiest part."""
+    programs: dict[str, CommandSpec] = Field(default_factory=dict)
+    """The table, by program name (a path such as ``/usr/bin/rm`` is looked up by its last part)."""
+    known_vars: dict[str, str] = Field(default_factory=lambda: {"HOME": "~", "PWD": "."})
+    """Variables whose value is known where the command runs (``$HOME`` is ``~``); any other
+    expansion in a program name or a placed path makes that command ``unknown``."""
+    unsafe_env: list[str] = Field(default_factory=list)
+    """Environment variables that change which program runs or what it loads (``PATH``,
+    ``LD_PRELOAD``): setting one makes the command ``unknown``."""
+    recoverable: RegexList = Field(default_factory=list)
+    """Regexes over a deleted path relative to the project (``build``, ``node_modules/x``): deleting
+    these is recoverable (build output, caches). Any other deletion is ``unknown`` unless ``git_restorable``."""
+    git_restorable: bool = True
+    """A deletion inside the project is recoverable when git can restore it: every file under the path
+    tracked and unchanged (checked live with git where the pane's directory is on this machine)."""
+    harmless_reads: RegexList = Field(default_factory=list)
+    """Regexes over an absolute (or ``~/``) path outside the project that may be read (system headers,
+    package sources); never credentials, keys or configuration. Any other outside read is ``unknown``."""
+    secrets: RegexList = Field(default_factory=list)
+    """Regexes over a path (as placed: ``~/...`` for a home path, else as written) whose reading is
+    ``dangerous`` wherever it is: keys, credentials, tokens, ``.env`` files."""
+    scratch: RegexList = Field(default_factory=list)
+    """Regexes over absolute paths outside the project that may be written (``/tmp/``): a write there is
+    ``low``, a deletion there still needs a human."""
+    path_listers: list[str] = Field(default_factory=list)
+    """Forms (``find``, ``git ls-files``) whose output is a list of the paths under what they read: piped
+    into ``xargs``, each item is such a path (``find . -name '*.py' | xargs wc -l`` reads inside the
+    project). The output of any other command is text nobody has read: the paths it would name to
+    ``xargs`` are unknown."""
+    project_programs: list[ArgPattern] = Field(default_factory=list)
+    """Regexes over the file name of a program of the project (``./release.sh``): a match adds its
+    effects (``does``) or makes the run ``unknown``. Any other project program runs the project's code."""
+    project_program_args: list[ArgPattern] = Field(default_factory=list)
+    """Regexes over the positional arguments of a program or script of the project (``python setup.py
+    sdist upload``): a match adds its effects or makes the run ``unknown``."""
+
+
 class AnswerRules(_P):
     """How prompts are answered."""
 
@@ -322,7 +600,16 @@ class Timing(_P):
     """Delays and timeouts, in seconds unless named otherwise."""
 
     settle_ms: int = Field(30, ge=0, le=10_000)
-    """Wait this long after the last output before classifying (screens mid-redraw lie)."""
+    """Wait this long after the last output before classifying (screens mid-redraw lie); a dialog
+    drawn whole by its agent's grammar (``AgentProfile.dialogs``) is answered without waiting it out."""
+    frame_quiet_ms: float = Field(2.0, ge=0, le=10_000)
+    """After the output that drew a whole dialog, how long no further output must arrive before it is
+    answered, at least (the pane's measured drawing gaps can make it longer, up to ``settle_ms``)."""
+    frame_quiet_factor: float = Field(2.0, ge=1, le=100)
+    """The quiet window is this many times the pane's usual gap between the pieces of one drawing."""
+    draw_gap_ms: float = Field(25.0, gt=0, le=10_000)
+    """Gaps between output events shorter than this are pieces of one drawing (the agent's drawing
+    behaviour, measured per pane); longer ones separate drawings."""
     stall_timeout_s: float = Field(600.0, gt=0)
     """Busy with no output this long is a stall."""
     recheck_s: float = Field(5.0, gt=0)
@@ -355,9 +642,55 @@ class PauseHandling(_P):
     after ``ai_after_s``, the agent is handed ``templates.unblock`` once per pause to try itself."""
     ai_after_s: float = Field(600.0, gt=0)
     """With ``notify_then_ai``: how long a human has before the agent is asked to try itself."""
+    max_auto_interventions: int = Field(1, ge=1, le=20)
+    """With ``notify_then_ai``: how many times per pause the agent is asked to try itself, each
+    ``ai_after_s`` after the last try (thin-supervisor's ``max_auto_interventions``)."""
     display_message: bool = True
     """Show the pause on the pane with ``tmux display-message``."""
     display_ms: int = Field(10_000, ge=0)
+
+
+SupervisionModeName = Literal["strict_verifier", "collaborative_reviewer", "directive_lead"]
+Trust = Literal["low", "standard", "high"]
+
+
+class SupervisionMode(_P):
+    """How much the supervisor intervenes in a workflow run: applied over the policy's workflow knobs
+    for the runs of workers that use it (see ``supervisor profiles``). Unset fields keep the policy's."""
+
+    description: str = ""
+    max_retries_per_node: int | None = Field(None, ge=0)
+    """Verification strictness: failed verifications the agent fixes on its own before a human is
+    asked (a spec's own ``policy.max_retries_per_node`` still wins)."""
+    templates: dict[Literal["next_step", "retry", "branch", "unblock"], str] = Field(default_factory=dict)
+    """Instruction style: the handoff templates this mode words differently."""
+    pause_mode: Literal["notify_only", "notify_then_ai"] | None = None
+    """When it asks a human: ``notify_only`` waits for one; ``notify_then_ai`` lets the agent try first."""
+    max_auto_interventions: int | None = Field(None, ge=1, le=20)
+    ai_after_s: float | None = Field(None, gt=0)
+
+
+class WorkerProfile(_P):
+    """Who the worker is: its provider, model and how far it is trusted."""
+
+    description: str = ""
+    agents: list[str] = Field(default_factory=list)
+    """Agent names (as the policy's ``agents:`` names them) this profile applies to by default."""
+    provider: str = "unknown"
+    model: str = ""
+    trust: Trust = "standard"
+    mode: SupervisionModeName | None = None
+    """The supervision mode; unset: by trust (low: directive_lead, standard: strict_verifier, high:
+    collaborative_reviewer)."""
+
+
+class Supervision(_P):
+    """Worker profiles and supervision modes (thin-supervisor's WorkerProfile and SupervisionPolicy)."""
+
+    default_profile: str = "default"
+    """The profile of a worker no profile's ``agents`` names (and no --profile chooses)."""
+    profiles: dict[str, WorkerProfile] = Field(default_factory=lambda: {"default": WorkerProfile()})
+    modes: dict[SupervisionModeName, SupervisionMode] = Field(default_factory=dict)
 
 
 class JudgePrice(_P):
@@ -468,6 +801,9 @@ class Policy(_P):
     pause: PauseHandling = Field(default_factory=PauseHandling)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     templates: Templates = Field(default_factory=Templates)
+    commands: CommandKnowledge = Field(default_factory=CommandKnowledge)
+    """The command judgment's table: what each program does (see :class:`CommandKnowledge`)."""
+    supervision: Supervision = Field(default_factory=Supervision)
     agents: dict[AgentName, AgentProfile] = Field(default_factory=dict)
     """What is known about each agent CLI, by name (``shell`` is a plain shell). Order matters: the
     first agent whose screen marker shows names the screen."""
@@ -486,9 +822,25 @@ class Policy(_P):
         return self.model_dump(mode="json", exclude={"name", "description", "parent"})
 
 
+_IDS: dict[bytes, str] = {}
+"""Policy ids by a digest of the policy's serialised content: the canonical form the id hashes (its
+keys sorted) takes ten times as long to make as pydantic's own serialisation, and the id is asked for
+often (every run, replay, registry look-up). A policy changed in any way serialises differently, so
+a stale id is never returned."""
+
+
 def policy_id(policy: Policy) -> str:
+    raw = policy.model_dump_json(exclude={"name", "description", "parent"})
+    key = hashlib.blake2b(raw.encode(), digest_size=20).digest()
+    known = _IDS.get(key)
+    if known is not None:
+        return known
     blob = json.dumps(policy.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "pol_" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+    pid = "pol_" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+    if len(_IDS) >= 4096:
+        _IDS.clear()
+    _IDS[key] = pid
+    return pid
 
 
 PolicyResolver = Callable[[str, str], "Policy"]
@@ -523,7 +875,9 @@ def _merge(parent: Any, child: Any, path: tuple[str, ...] = ()) -> Any:
         order = new + list(parent) if path == ("agents",) else list(parent) + new
         return {k: (_merge(parent[k], child[k], (*path, k)) if k in parent and k in child
                     else child[k] if k in child else parent[k]) for k in order}
-    if isinstance(parent, list) and isinstance(child, list) and not _at_path(path, _SEQUENCES):
+    if isinstance(parent, list) and isinstance(child, list) and not _at_path(path, _SEQUENCES) and not (
+            path[:1] == ("commands",) and path[-1] in ("args", "does", "also", "arg_patterns")):
+        # (a command's argument roles and effects are replaced whole: an entry says all it does)
         if _at_path(path, _NAMED_LISTS):
             mine = {_entry_key(c) for c in child}
             return child + [p for p in parent if _entry_key(p) not in mine]
@@ -615,6 +969,7 @@ def safety_relaxations(policy: Policy, reference: Policy | None = None) -> list[
     for pat in ref.answers.always_escalate:
         if pat not in policy.answers.always_escalate:
             out.append(f"always_escalate removed: {pat}")
+    out += _command_relaxations(policy.commands, ref.commands)
     theirs_rules = {r.name: r for r in ref.answers.rules}
     for r in policy.answers.rules:
         if theirs_rules.get(r.name) == r:
@@ -622,6 +977,28 @@ def safety_relaxations(policy: Policy, reference: Policy | None = None) -> list[
         for knob in ("allow_dangerous", "allow_default_no", "allow_persistent"):
             if getattr(r, knob):
                 out.append(f"rule {r.name}: {knob}")
+    return out
+
+
+def _command_relaxations(mine: CommandKnowledge, ref: CommandKnowledge) -> list[str]:
+    """What a command table relaxes against the reference's: an entry the reference has that now says
+    something else (its effects, roles or options), an effect rated lower, fewer secrets or unsafe
+    variables, more harmless reads, recoverable or scratch places. A program the reference does not
+    know is not a relaxation: the gate's command suites judge what the new entry approves."""
+    order = {"none": 0, "low": 1, "unknown": 2, "dangerous": 3}
+    out = [f"command knowledge changed: {name}" for name, spec in ref.programs.items()
+           if name in mine.programs and mine.programs[name] != spec]
+    out += [f"commands.effects.{e} lowered to {lvl}" for e, lvl in mine.effects.items()
+            if order[lvl] < order[ref.effects.get(e, "dangerous")]]
+    for knob in ("secrets", "unsafe_env"):
+        out += [f"commands.{knob} removed: {x}" for x in getattr(ref, knob) if x not in getattr(mine, knob)]
+    for knob in ("harmless_reads", "recoverable", "scratch", "path_listers"):
+        out += [f"commands.{knob} added: {x}" for x in getattr(mine, knob) if x not in getattr(ref, knob)]
+    for knob in ("project_programs", "project_program_args"):
+        out += [f"commands.{knob} removed or changed: {x.pattern}" for x in getattr(ref, knob)
+                if x not in getattr(mine, knob)]
+    if mine.git_restorable and not ref.git_restorable:
+        out.append("commands.git_restorable turned on")
     return out
 
 

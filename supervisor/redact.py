@@ -8,9 +8,13 @@ Each rule replaces the secret part with ``[REDACTED:<name>]`` and keeps the cont
 from __future__ import annotations
 
 import logging
+import math
 import re
+from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
+
+from supervisor.regexes import compiled
 
 logger = logging.getLogger(__name__)
 
@@ -19,14 +23,18 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = []
 
 
 def _rule(name: str, pattern: str, group: int = 0, flags: int = 0) -> None:
-    _RULES.append((name, re.compile(pattern, flags), group))
+    """A rule on RE2 (linear in the text: a 60k-character screen full of ``://`` costs what its
+    length does); none of them needs backtracking."""
+    rx = compiled(pattern, flags)
+    assert rx.engine == "re2", f"redaction rule {name} needs backtracking"
+    _RULES.append((name, cast("re.Pattern[str]", rx), group))
 
 
 # Order matters: specific formats first, generic ones last.
 _rule(
     "pem_private_key",
     r"-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----"
-    r"[\s\S]*?(?:-----END \1-----|\Z)",
+    r"[\s\S]*?(?:-----END (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----|\Z)",
 )
 _rule("anthropic_key", r"\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_\-]{20,}")
 _rule("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")
@@ -52,6 +60,9 @@ _rule("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}")
 _rule("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")
 _rule("bearer", r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/\-]{12,}=*)", 2)
 _rule("basic_auth_header", r"(?i)(authorization:\s*basic\s+)([A-Za-z0-9+/]{8,}=*)", 2)
+# Authorization headers of any scheme ("token", "Digest", "AWS4-HMAC-SHA256", none at all)
+_rule("authorization_header", r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z0-9_\-]+\s+)?)([^\s\"',;]{6,})", 2)
+_rule("webhook_secret", r"\bwhsec_[A-Za-z0-9+/=_\-]{16,}")
 _rule("azure_storage_key", r"(?i)(\bAccountKey\s*=\s*)([A-Za-z0-9+/]{30,}={0,2})", 2)
 _rule("azure_shared_access_key", r"(?i)(\bSharedAccessKey\s*=\s*)([A-Za-z0-9+/]{30,}={0,2})", 2)
 _rule("azure_sas_signature", r"([?&;]sig=)([A-Za-z0-9%+/=]{16,})", 2)
@@ -75,21 +86,96 @@ _rule("linear_key", r"\blin_api_[A-Za-z0-9]{40}\b")
 _rule("planetscale_password", r"\bpscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-.]{32,}")
 # A URL's password may itself hold '@' or '/': it runs to the last '@' before the host.
 _rule("url_password", r"([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:)(\S{1,256})(@[^\s@/]+)", 2)
+# Passwords on command lines: `mysql -pPASS`, `sshpass -p PASS`, `ldapsearch -w PASS`, `curl -u user:PASS`
+_rule("mysql_password", r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)\b"
+                        r"[^\n|;&]*?\s-p)([^\s\"'|;&]+)", 2)
+_rule("sshpass_password", r"(\bsshpass\s+(?:-[A-Za-z]\s+)*-p\s*)([^\s\"'|;&]+)", 2)
+_rule("ldap_password", r"(\bldap[a-z]*\b[^\n|;&]*?\s-w\s+)([^\s\"'|;&]+)", 2)
+_rule("user_password", r"((?:^|[\s\"'])(?:-u|--user|--proxy-user)(?:=|\s+)[\"']?[^\s:\"'/@]+:)([^\s\"'@]+)", 2)
+# .netrc (`machine H login U password P`), .pgpass (`host:port:db:user:password`), docker's "auth"
+_rule("netrc_password", r"(?i)(\bpassword\s+)([^\s\"'`]{4,})", 2)
+_rule("pgpass_line", r"((?:^|\s)[A-Za-z0-9_.*\-]+:(?:\d+|\*):[^\s:]+:[^\s:]+:)(\S+)", 2)
+_rule("docker_auth", r"(?i)(\"(?:auth|identitytoken|registrytoken)\"\s*:\s*\")([^\"\s]{4,})", 2)
 _rule(
     "cli_flag_secret",
-    r"(?i)((?<![\w-])--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|auth-token)(?:=|\s+))"
+    r"(?i)((?:^|[^\w-])--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|auth-token)(?:=|\s+))"
     r"([\"']?)([^\s\"']{8,})",
     3,
 )
 _rule(
-    "secret_assignment",
-    r"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|pwd|access[_-]?key|private[_-]?key"
-    r"|client[_-]?secret|credentials?|(?<![A-Za-z])pass(?![A-Za-z])|(?<![A-Za-z])pw(?![A-Za-z]))"
-    r"[A-Za-z0-9_]*)([\"']?\s*[=:]\s*[\"']?)([^\s\"',;]{8,})",
+    "cli_flag_password",
+    r"(?i)((?:^|[^\w-])--?(?:password|passwd)(?:=|\s+))([\"']?)([^\s\"'-][^\s\"']*)",
     3,
 )
+_rule(
+    "secret_assignment",
+    r"(?i)\b((?:[A-Za-z0-9_]*(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|pwd|access[_-]?key|private[_-]?key"
+    r"|client[_-]?secret|credentials?)[A-Za-z0-9_]*|(?:[A-Za-z0-9_]*[0-9_])?(?:pass|pw)(?:[0-9_][A-Za-z0-9_]*)?))"
+    r"([\"']?\s*[=:]\s*[\"']?)([^\s\"',;]{8,})",
+    3,
+)
+# A password of any length: `PGPASSWORD=abc`, `password: hunter2`, `"pass": "x1"`
+_rule(
+    "password_assignment",
+    r"(?i)\b((?:[A-Za-z0-9_]*(?:passw(?:or)?d|passwd|pwd)[A-Za-z0-9_]*|(?:[A-Za-z0-9_]*[0-9_])?pass(?:[0-9_][A-Za-z0-9_]*)?))"
+    r"([\"']?\s*[=:]\s*[\"']?)([^\s\"',;\[]{1,7})(?:[\s\"',;]|$)",
+    3,
+)
+# Anything else that looks like a key: a long token mixing cases and digits with high entropy
+_rule("high_entropy_token", r"(?:^|[^A-Za-z0-9_+/=\-])([A-Za-z0-9_\-+=]{24,200})(?:[^A-Za-z0-9_+/=\-]|$)", 1)
+
+
+
+def _rule_set() -> Any:
+    """Every rule in one RE2 set: one linear scan of a text says which rules match it at all."""
+    import re2
+
+    opts = re2.Options()
+    opts.log_errors = False
+    opts.max_mem = 256 << 20
+    rs = re2.Set.SearchSet(opts)
+    for _name, pat, _group in _RULES:
+        rs.Add(cast(Any, pat).rx_pattern)
+    rs.Compile()
+    return rs
+
+
+_SET = _rule_set()
+
+
+def _rules_for(text: str) -> list[tuple[str, re.Pattern[str], int]]:
+    """The rules that match somewhere in ``text`` (a screen is scanned by those few only)."""
+    return [_RULES[i] for i in sorted(_SET.Match(text) or ())]
+
 
 _MARK = "[REDACTED:"
+
+
+_ID_PREFIX = re.compile(r"^[a-z]{1,16}_")
+
+
+def _random_looking(token: str) -> bool:
+    """A token no rule names that still looks like a key: upper and lower case letters and digits,
+    not hex, and about as varied as random text (Shannon entropy of 4 bits a character or more:
+    words, identifiers and paths fall well below)."""
+    body = _ID_PREFIX.sub("", token)  # the supervisor's own ids: `obs_01M8GW...` (a word, then a ULID)
+    if not (any(c.isupper() for c in body) and any(c.islower() for c in body)
+            and sum(c.isdigit() for c in body) >= 2):
+        return False
+    counts = Counter(token)
+    n = len(token)
+    return -sum(k / n * math.log2(k / n) for k in counts.values()) >= 4.0
+
+
+def _password_word(value: str) -> bool:
+    """After a bare ``password`` (a .netrc line): a value with a digit, a capital after its first
+    letter or a sign, not an English word ("password reset", "password is required")."""
+    return (any(c.isdigit() for c in value) or any(c.isupper() for c in value[1:])
+            or any(not c.isalnum() for c in value)) and not value.startswith(("[", "(", "<", "*"))
+
+
+_ACCEPT: dict[str, Callable[[str], bool]] = {"high_entropy_token": _random_looking, "netrc_password": _password_word}
+"""Rules whose match is a secret only if this says so (the generic token rule)."""
 
 
 def _replacer(name: str, group: int) -> Callable[[re.Match[str]], str]:
@@ -99,7 +185,7 @@ def _replacer(name: str, group: int) -> Callable[[re.Match[str]], str]:
         whole = m.group(0)
         start, end = m.start(group) - m.start(0), m.end(group) - m.start(0)
         secret = whole[start:end]
-        if secret.startswith(_MARK):
+        if secret.startswith(_MARK) or (name in _ACCEPT and not _ACCEPT[name](secret)):
             return whole
         return whole[:start] + f"[REDACTED:{name}]" + whole[end:]
 
@@ -107,13 +193,35 @@ def _replacer(name: str, group: int) -> Callable[[re.Match[str]], str]:
 
 
 _COMPILED = [(name, pat, _replacer(name, group)) for name, pat, group in _RULES]
-_QUICK = re.compile(
-    r"sk-|gh[pousr]_|github_pat_|glpat-|AKIA|ASIA|ABIA|ACCA|xox|hooks\.slack|AIza|ya29\.|_live_|_test_|npm_|pypi-|hf_|SK|SG\.|eyJ"
-    r"|bearer|basic|://|PRIVATE KEY|secret|token|pass|pwd|pw|key|sig=|sq0|EAAA|hv[sbr]\.|do[por]_v1|shp|dapi|gsk_|r8_"
-    r"|xai-|NRAK|gl(?:sa|c)_|lin_api|pscale|cred|PMAK"
-    r"|\.[A-Za-z0-9_\-]{6}\.|:AA|-[0-9a-f]{8}-",
-    re.IGNORECASE,
-)
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+"""Zero-width, joiner, bidi-control and other invisible characters: an agent's output (or an
+attacker) can put them inside a key, which then matches no rule."""
+
+
+def _redact_invisible(text: str, found: set[str]) -> str:
+    """Secrets with invisible characters inside: the rules run on the text without them, and each
+    secret found is masked in the original text (invisible characters and all)."""
+    keep = [i for i, ch in enumerate(text) if not _INVISIBLE.match(ch)]
+    clean = "".join(text[i] for i in keep)
+    masks: list[tuple[int, int, str]] = []
+    for name, pat, group in _rules_for(clean):
+        for m in pat.finditer(clean):
+            a, b = m.span(group)
+            if b <= a or clean[a:b].startswith(_MARK) or (name in _ACCEPT and not _ACCEPT[name](clean[a:b])):
+                continue
+            oa, ob = keep[a], keep[b - 1] + 1
+            if any(_INVISIBLE.match(ch) for ch in text[oa:ob]):
+                masks.append((oa, ob, name))
+    out, last = text, len(text) + 1
+    for a, b, name in sorted(set(masks), reverse=True):
+        b = min(b, last)
+        if b <= a:
+            continue
+        found.add(text[a:b])
+        out = out[:a] + f"[REDACTED:{name}]" + out[b:]
+        last = a
+    return out
 
 
 # Where a terminal row ends and the next begins, borders and indentation are layout, not text.
@@ -148,12 +256,27 @@ _TOKEN_CHAR = re.compile(_TOKEN)
 def _redact_across_rows(text: str, found: set[str], width: int | None) -> str:
     """Both readings of a continuation row that starts with blanks: an agent indented it (the blanks
     are layout), or the line broke at a space before a long token (one blank is text)."""
-    text = _redact_joined(text, found, width, keep_space=False)
-    text = _redact_joined(text, found, width, keep_space=True)
     # A secret ending at a row end would run into a next row that starts a new line; read again
-    # joining only rows whose next row starts with a random-looking token.
-    text = _redact_joined(text, found, width, keep_space=False, only_random=True)
-    return _redact_joined(text, found, width, keep_space=True, only_random=True)
+    # joining only rows whose next row starts with a random-looking token. Every reading looks at
+    # the text as it is (one reading's mask must not hide from another a secret it alone sees), and
+    # the masks of all of them are applied together.
+    masks: list[tuple[int, int, str]] = []
+    for keep_space, only_random in ((False, False), (True, False), (False, True), (True, True)):
+        _redact_joined(text, found, width, keep_space=keep_space, only_random=only_random, collect=masks)
+    return _apply_masks(text, masks, found)
+
+
+def _apply_masks(text: str, masks: list[tuple[int, int, str]], found: set[str]) -> str:
+    out = text
+    last = len(text) + 1
+    for a, b, name in sorted(set(masks), reverse=True):
+        b = min(b, last)  # overlapping a mask already applied: mask what is left of it
+        if b <= a:
+            continue
+        found.add(text[a:b])
+        out = out[:a] + f"[REDACTED:{name}]" + out[b:]
+        last = a
+    return out
 
 
 # A row's leading piece that looks like the rest of a key: letters and digits, or mixed case.
@@ -162,7 +285,7 @@ _RANDOMISH = re.compile(r"(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_\-+/.%]{6,}={0,2}"
 
 
 def _redact_joined(text: str, found: set[str], width: int | None, *, keep_space: bool,
-                   only_random: bool = False) -> str:
+                   only_random: bool = False, collect: list[tuple[int, int, str]] | None = None) -> str:
     """Redact secrets split over rows: a pane wraps a long token at its width (capture-pane
     without ``-J``) and agents wrap their own output (often indented, or inside a box). Rows
     are joined where a token runs across the row end, the rules run on the joined text, and
@@ -232,8 +355,7 @@ def _redact_joined(text: str, found: set[str], width: int | None, *, keep_space:
             parts.append("\n")
             j += 1
     joined = "".join(parts)
-    if not _QUICK.search(joined):
-        return text
+    rules = _rules_for(joined)
 
     def original(pos: int, end: bool) -> tuple[int, int]:
         """(segment index, original offset) of a joined position (``end``: exclusive end)."""
@@ -244,10 +366,12 @@ def _redact_joined(text: str, found: set[str], width: int | None, *, keep_space:
 
     masks: list[tuple[int, int, str]] = []
     taken: list[tuple[int, int]] = []  # joined spans already claimed by an earlier (more specific) rule
-    for name, pat, group in _RULES:
+    for name, pat, group in rules:
         for m in pat.finditer(joined):
             js, je = m.span(group)
             if je <= js or joined[js:je].startswith(_MARK) or any(js < b and a < je for a, b in taken):
+                continue
+            if name in _ACCEPT and not _ACCEPT[name](joined[js:je]):
                 continue
             taken.append((js, je))
             k1, o1 = original(js, False)
@@ -266,16 +390,10 @@ def _redact_joined(text: str, found: set[str], width: int | None, *, keep_space:
                 if not wrapped and complete and not _RANDOMISH.fullmatch(joined[seg_js:seg_js + piece_end]):
                     break
                 masks.append((seg_os, seg_os + piece_end, name))
-    out = text
-    last = len(text) + 1
-    for a, b, name in sorted(set(masks), reverse=True):
-        b = min(b, last)  # overlapping a mask already applied: mask what is left of it
-        if b <= a:
-            continue
-        found.add(text[a:b])
-        out = out[:a] + f"[REDACTED:{name}]" + out[b:]
-        last = a
-    return out
+    if collect is not None:
+        collect.extend(masks)
+        return text
+    return _apply_masks(text, masks, found)
 
 
 _B64_LINE = re.compile(r"[ \t]*(?:[│┃║][ \t]*)?([A-Za-z0-9+/]{4,}={0,2})[ \t]*(?:[│┃║][ \t]*)?")
@@ -352,18 +470,38 @@ def _redact(text: str, found: set[str], width: int | None = None) -> str:
         return "[REDACTED:redaction_failed]"
 
 
+def _direct_secrets(text: str) -> dict[str, str]:
+    """Each secret (4+ characters) the rules find in ``text`` read as it is, by rule name: the
+    readings across rows may claim a row's first word for a secret on the row above and so hide a
+    secret that stands on its own row; these are masked wherever they still are."""
+    out: dict[str, str] = {}
+    for name, pat, group in _rules_for(text):
+        for m in pat.finditer(text):
+            secret = m.group(group)
+            if secret and len(secret) >= 4 and not secret.startswith(_MARK) \
+                    and not (name in _ACCEPT and not _ACCEPT[name](secret)):
+                out.setdefault(secret, name)
+    return out
+
+
 def _redact_unguarded(text: str, found: set[str], width: int | None) -> str:
     if not text:
         return text
+    if _INVISIBLE.search(text):
+        text = _redact_invisible(text, found)
     if "\n" in text:
+        direct = _direct_secrets(text)
         text = _redact_key_bodies(text, found)
         text = _redact_across_rows(text, found, width)
         if width:
             text = _redact_scrolled_head(text, found)
-    if not _QUICK.search(text):
-        return text
-    for _name, pat, repl in _COMPILED:
-        text = pat.sub(repl, text)
+        for secret in sorted(direct, key=len, reverse=True):
+            if secret in text:
+                text = text.replace(secret, f"[REDACTED:{direct[secret]}]")
+    wanted = {name for name, _p, _g in _rules_for(text)}
+    for name, pat, repl in _COMPILED:
+        if name in wanted:
+            text = pat.sub(repl, text)
     return text
 
 

@@ -40,6 +40,7 @@ what the human selected when the screen shows it.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import os
@@ -56,8 +57,8 @@ from typing import Any, Literal
 
 from supervisor import __version__
 from supervisor.agents import agent_from_argv, agent_of_pane, exit_keys, is_shell
-from supervisor.control import RunControl
-from supervisor.errors import PaneGone, SurfaceError, UsageError
+from supervisor.control import RunControl, control_dir
+from supervisor.errors import JournalWriteError, PaneGone, SurfaceError, UsageError
 from supervisor.ids import new_id
 from supervisor.journal import Journal, iter_events
 from supervisor.models import Action, Decision, Event, Friction, FrictionKind, Observation, Prompt, Screen
@@ -66,6 +67,7 @@ from supervisor.redact import clip
 from supervisor.runstate import DISMISS_GRACE_S, RunFold, new_instance_id, prompt_face
 from supervisor.settings import Settings, user_name
 from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen, Surface
+from supervisor.suspension import Suspension
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +90,59 @@ TASK_SUBMIT_GAP_S = 0.3
 """Between pasting a task and pressing Enter (Codex takes a fast Enter as part of the paste)."""
 LINE_STYLES = ("letter_enter", "text")
 """Prompts answered on their own line: live only while the cursor sits on it."""
+READ_WAIT_S = 0.5
+"""How long the pane's program has to read an answer from its terminal. A program showing its own
+live prompt reads keys within milliseconds; keys still unread after this are discarded (they would
+answer whatever it draws next: typeahead), and nothing more is typed until it reads again."""
+
+
+class DrawingPace:
+    """How the pane's program goes on drawing once it has drawn a row that closes a dialog frame,
+    measured from its output events: the gaps between such output (``OutputEvent.hint``) and more
+    output of the same drawing (closer than ``policy.timing.draw_gap_ms``): a status line drawn under
+    a dialog, the rest of a frame written in pieces. A dialog drawn whole is answered once no output
+    has followed it for :meth:`quiet_s`, a few times the longest such gap seen lately, so that the
+    rest of a drawing still arriving is never mistaken for its end."""
+
+    def __init__(self, draw_gap_s: float) -> None:
+        self.draw_gap_s = draw_gap_s
+        self.gaps: collections.deque[float] = collections.deque(maxlen=32)
+
+    def add(self, gap: float, *, after_frame_end: bool) -> None:
+        """The gap between two output events; ``after_frame_end``: the first one may have closed a frame."""
+        if after_frame_end and 0.0 <= gap < self.draw_gap_s:
+            self.gaps.append(gap)
+
+    def quiet_s(self, floor_s: float, factor: float, ceiling_s: float) -> float:
+        """The quiet window: ``factor`` times the 90th percentile of the gaps seen lately, at least
+        ``floor_s``, at most ``ceiling_s`` (the settle time)."""
+        if not self.gaps:
+            return min(floor_s, ceiling_s)
+        ordered = sorted(self.gaps)
+        typical = ordered[int(0.9 * (len(ordered) - 1))]
+        return min(ceiling_s, max(floor_s, factor * typical))
+
+
+_CANONICAL: dict[int, tuple[Policy, dict[str, Any], str]] = {}
+
+
+def _policy_facts(policy: Policy) -> tuple[dict[str, Any], str]:
+    """``policy.canonical()`` and its id, once per policy object: every run journals its policy's content
+    at its start, and computing either costs tens of milliseconds for the baseline (a supervisor attaching
+    200 panes computed them 200 times). Policies are not mutated once in use (``classify`` memoizes its
+    compiled rules per policy object the same way)."""
+    hit = _CANONICAL.get(id(policy))
+    if hit is None or hit[0] is not policy:
+        from supervisor.policy import policy_id as id_of
+
+        if len(_CANONICAL) > 32:
+            _CANONICAL.clear()
+        hit = _CANONICAL[id(policy)] = (policy, policy.canonical(), id_of(policy))
+    return hit[1], hit[2]
+
+
+def _canonical(policy: Policy) -> dict[str, Any]:
+    return _policy_facts(policy)[0]
 
 
 def runs_us(info: PaneInfo) -> bool:
@@ -175,7 +230,10 @@ def prompt_is_live(screen: Screen, prompt: Prompt, rows: tuple[int, int] | None,
     if prompt.input_style in LINE_STYLES:
         if below:
             return False, "output follows the prompt"
-        if screen.cursor_y is not None and screen.cursor_y > last:
+        # A program that reads its answer under its question (open-interpreter prints a blank row, then
+        # waits with the cursor on the next) is still waiting while only blank rows follow and the
+        # cursor sits within two rows of the question; further down, something was typed or printed.
+        if screen.cursor_y is not None and screen.cursor_y > last + 2:
             return False, "the cursor has moved past the prompt"
         return True, ""
     content = [ln for ln in below if not _frame_row(ln)]
@@ -187,7 +245,9 @@ def prompt_is_live(screen: Screen, prompt: Prompt, rows: tuple[int, int] | None,
 
 
 _FRAME_CHARS = frozenset("│┃║╭╮╰╯└┘┌┐├┤┬┴┼─━═╌▔▁▏▕")
-MAX_CONTENT_BELOW = 3
+MAX_CONTENT_BELOW = 4
+"""Rows of content a dialog may have under it and stay live: its own footer lines (hermes-agent draws
+the running command, a key hint, a status line and its composer under its dialog)."""
 """Rows (not frame or blank) a live dialog may have below its last option: its footer hints and
 the agent's status line. Real agents' dialogs show at most two (measured on the tuning captures);
 more is output that followed the prompt, which is then history."""
@@ -217,7 +277,7 @@ class PaneRunner:
         self.settings = settings
         self.config = config
         self.policy = config.policy
-        self.policy_id = config.policy.policy_id
+        self.policy_id = _policy_facts(config.policy)[1]
         self.socket = socket
         self.run_id = run_id or new_id("run_")
         self.control = RunControl(settings, self.run_id)
@@ -229,6 +289,10 @@ class PaneRunner:
         self.resuming = resume and path.exists()
         earlier = list(iter_events(path)) if self.resuming else []
         self.journal = Journal(path, self.run_id)
+        self.suspension = Suspension(control_dir(settings, self.run_id))
+        """Set while the journal cannot be written: the pane is not acted on (supervisor.suspension)."""
+        self.on_notice: Callable[[PaneRunner, str], None] | None = None
+        """Told what the human must know that no journal event carries (a suspension, its end)."""
         self._offpane: Any = None
         """The NotificationHub for escalations, made at the first one (its webhook has a thread)."""
         self._on_change = on_change
@@ -239,6 +303,8 @@ class PaneRunner:
         self.settle_s = settle / 1000.0
         self.outcome: Outcome | None = None
         self.exit_code: int | None = None
+        self.suspended: str | None = None
+        """Why supervision was suspended (the supervisor got a signal): the run has not ended."""
         self.last_obs: Observation | None = None
         self.last_screen: Screen | None = None
         self.last_hash: str | None = None
@@ -247,10 +313,23 @@ class PaneRunner:
         self._last_journaled_at = 0.0
         self._observe_at: float | None = None
         self._first_unobserved: float | None = None
+        self._pace = DrawingPace(timing.draw_gap_ms / 1000.0)
+        self._hinted_at = 0.0
+        self._keys_going_at = 0.0
+        """When keys last started on their way to the pane (output after it is the agent taking them)."""
+        """When output last drew a row that may close a dialog frame (``OutputEvent.hint``)."""
+        self._deferring = False
+        """Inside one look at the screen: journal lines are fsynced together (see :meth:`_append`)."""
+        self._decided_version: int | None = None
+        """The pane's output count the screen last decided on reflects (``RawScreen.version``)."""
+        self._frame_agent: str | None = None
         self._timer_at: float | None = None
         self._reason = "start"
         self._requests_due = False
         self._our_keys_at = 0.0
+        self._keys_settled = True
+        """Our last keys were read and a screen since shows no prompt: they answered the prompt they
+        were for (it went away), so a prompt drawn after this cannot have been answered by them."""
         self._last_full_obs_at = 0.0
         self._stall_recorded_at: float | None = None
         self._end_extra: dict[str, Any] = {}
@@ -263,6 +342,13 @@ class PaneRunner:
         self._pause_absent_since: float | None = None
         self._task: _TaskDelivery | None = None
         self._not_live_why = ""
+        self._not_reading: dict[str, Any] | None = None
+        """Set when the agent did not read our last answer from its terminal (the keys were
+        discarded): nothing more is typed until the screen shows it reading again."""
+        self._typeahead_flag: dict[str, Any] | None = None
+        self._recheck_at: float | None = None
+        """When to look again at a prompt whose program was not waiting for input (backing off)."""
+        self._busy_checks = 0
         self._history_noted: set[str] = set()
         """Signatures of prompts whose escalation was skipped as history (noted once each)."""
         known = agent_from_argv(config.command, self.policy)
@@ -293,9 +379,9 @@ class PaneRunner:
             self._reconcile_unknown()
         else:
             cmd = self.config.command
-            policies = {self.policy_id: self.policy.canonical()}
+            policies = {self.policy_id: _canonical(self.policy)}
             for sh in self.shadows:
-                policies[sh.policy_id] = sh.policy.canonical()
+                policies[sh.policy_id] = _canonical(sh.policy)
             self._append("run_started", {
                 "run_id": self.run_id, "command": cmd if cmd is not None else info.current_command,
                 "pane_id": self.pane_id, "pane_pid": info.pid, "session": info.session, "socket": self.socket,
@@ -307,33 +393,54 @@ class PaneRunner:
             })
             if self.config.task:
                 self.queue_task(self.config.task, source="run --task")
+        self._watch_frames(self.known_agent)
         # Look once right away: the pane may already show a prompt; requests may be waiting.
         self._observe_at = _now()
         self._requests_due = True
 
     def end(self, outcome: Outcome, *, exit_code: int | None = None, reason: str = "") -> None:
-        if self.outcome is not None:
+        if self.done:
             return
         self.outcome = outcome
         self.exit_code = exit_code
         if self._offpane is not None:  # bounded: a dead webhook delays the end by close_timeout_s at most
             self._offpane.close()
         rs = self.state
-        self._append("run_ended", {"outcome": outcome, "exit_code": exit_code, "pane_id": self.pane_id,
-                                   "reason": reason, "paused": rs.paused, "pause_reason": rs.pause_reason,
-                                   "interventions": rs.interventions, "stalls": rs.stalls,
-                                   "turns": self.fold.turn - 1}
-                     | self._end_extra)
+        try:
+            self._append("run_ended", {"outcome": outcome, "exit_code": exit_code, "pane_id": self.pane_id,
+                                       "reason": reason, "paused": rs.paused, "pause_reason": rs.pause_reason,
+                                       "interventions": rs.interventions, "stalls": rs.stalls,
+                                       "turns": self.fold.turn - 1}
+                         | self._end_extra)
+        except JournalWriteError as exc:  # the run ends all the same (the agent is gone, or we stop)
+            log.warning("run %s ended (%s) but its end could not be journaled: %s", self.run_id, outcome, exc.why)
+            self._tell(f"run {self.run_id} ended ({outcome}); its end could not be journaled: {exc.why}")
         self.journal.close()
+        self.suspension.close()
         self.control.close()
 
     def stop(self) -> None:
-        """End the run because the supervisor stops (Ctrl-C): ``escalated`` if paused."""
+        """End the run because the supervisor stops: ``escalated`` if paused."""
         self.end("escalated" if self.state.paused else "stopped", reason="supervisor stopped")
+
+    def suspend(self, reason: str) -> None:
+        """Stop supervising without ending the run (the supervisor process got SIGTERM, SIGINT or
+        SIGHUP): journaled as a ``supervision_suspended`` note; the agent keeps running, and
+        ``supervisor runs resume`` or ``attach`` on its pane continue the same run with its state.
+        ``supervisor runs stop`` is what ends a run."""
+        if self.done:
+            return
+        self.suspended = reason
+        if self._offpane is not None:
+            self._offpane.close()
+        self._append("note", {"type": "supervision_suspended", "reason": reason, "pane_id": self.pane_id,
+                              "paused": self.state.paused, "pause_reason": self.state.pause_reason})
+        self.journal.close()
+        self.control.close()
 
     @property
     def done(self) -> bool:
-        return self.outcome is not None
+        return self.outcome is not None or self.suspended is not None
 
     # -- events (any thread) ---------------------------------------------------------------------------
     def on_event(self, ev: OutputEvent) -> None:
@@ -342,12 +449,20 @@ class PaneRunner:
         now = ev.at or _now()
         with self._sched:
             if ev.kind == "output":
+                # (output that follows our keys is the agent taking them, not the rest of a drawing)
+                self._pace.add(now - self._last_output_at, after_frame_end=self._hinted_at == self._last_output_at
+                               and self._keys_going_at < self._last_output_at)
                 self._last_output_at = now
                 self._stall_recorded_at = None
                 if self._first_unobserved is None:
                     self._first_unobserved = now
+                if ev.hint:
+                    self._hinted_at = now
                 cap = self._first_unobserved + max(MAX_SETTLE_DELAY_S, 4 * self.settle_s)
-                self._observe_at = min(now + self.settle_s, cap)
+                # output that may have closed a dialog's frame (or the rest of that drawing): read the
+                # screen after the quiet window; any other output: after the settle time
+                early = ev.hint or now - self._hinted_at < self._pace.draw_gap_s
+                self._observe_at = min(now + (self.quiet_s() if early else self.settle_s), cap)
                 self._reason = "output"
             elif ev.kind == "tick":
                 self._observe_at = now
@@ -362,15 +477,86 @@ class PaneRunner:
         if self.done:
             return None
         with self._sched:
+            if self.suspension.active:  # only the next attempt to write, or the agent's exit
+                gone = self._observe_at is not None and self._reason in ("pane_dead", "pane_gone")
+                return min(self.suspension.retry_at, self._observe_at) if gone and self._observe_at else \
+                    self.suspension.retry_at
             if self._requests_due:
                 return 0.0  # due at once
             times = [t for t in (self._observe_at, self._timer_at) if t is not None]
         return min(times) if times else None
 
     def tick(self, now: float) -> None:
-        """Run whatever is due at ``now``."""
+        """Run whatever is due at ``now``; while the journal cannot be written, only try to write
+        again (and notice the agent's exit)."""
         if self.done:
             return
+        if self.suspension.active:
+            self._retry_suspended(now)
+            return
+        try:
+            self._tick(now)
+        except JournalWriteError as exc:
+            self._suspend(exc, now)
+
+    def _suspend(self, exc: JournalWriteError, now: float) -> None:
+        """Stop acting on this pane: what it would do could not be recorded (journal before act)."""
+        self.last_hash = None  # once back, read the screen afresh: what was shown meanwhile is judged then
+        if self.suspension.begin(exc.why, str(self.journal.path), _now()):
+            log.warning("supervision of %s suspended: %s", self.pane_id, exc.message)
+            self._tell(f"supervision of pane {self.pane_id} SUSPENDED: cannot write its journal ({exc.why}); "
+                       "nothing is answered there until it can; retrying")
+        if self.suspension.notice_due(now):
+            self._flash(f"paneward: supervision of this pane is SUSPENDED: cannot write the journal ({exc.why}). "
+                        "Nothing is answered until it can; free space, it resumes by itself.")
+
+    def _retry_suspended(self, now: float) -> None:
+        with self._sched:
+            gone = self._reason in ("pane_dead", "pane_gone") and self._observe_at is not None
+        if now < self.suspension.retry_at and not gone:
+            return
+        dead = False
+        try:
+            dead = self.surface.pane_info(self.pane_id).dead
+        except PaneGone:
+            dead = True
+        except SurfaceError:
+            pass
+        since, why = self.suspension.since or _now(), self.suspension.why
+        try:
+            self._append("note", {"type": "journal_writable_again", "pane_id": self.pane_id, "suspended_at": since,
+                                  "suspended_s": round(_now() - since, 3), "why": why})
+        except JournalWriteError as exc:
+            if dead:  # the agent is gone: the run ends, journaled or not, and the supervisor goes on
+                self.end("exited", reason=f"the pane's program exited while its journal could not be written: "
+                                          f"{exc.why}")
+                return
+            self._suspend(exc, now)
+            return
+        lasted = self.suspension.end()
+        log.warning("supervision of %s resumed after %.1f s", self.pane_id, lasted)
+        self._tell(f"supervision of pane {self.pane_id} resumed (the journal can be written again after {lasted:.0f}s)")
+        self._flash("paneward: supervision of this pane resumed")
+        with self._sched:
+            self._observe_at = now
+            self._timer_at = now  # a forced look: the screen may hold what arrived meanwhile
+            self._requests_due = True
+
+    def _flash(self, msg: str) -> None:
+        """Show a message on the pane without journaling it (the journal may be what failed)."""
+        try:
+            self.surface.display_message(self.pane_id, msg[:400], ms=max(self.policy.pause.display_ms, 10_000))
+        except SurfaceError as exc:
+            log.info("cannot show a message on %s: %s", self.pane_id, exc.one_line())
+
+    def _tell(self, text: str) -> None:
+        if self.on_notice is not None:
+            try:
+                self.on_notice(self, text)
+            except Exception as exc:  # noqa: BLE001 - a printer must not stop supervision
+                log.warning("notice callback failed: %s", exc)
+
+    def _tick(self, now: float) -> None:
         with self._sched:
             requests, self._requests_due = self._requests_due, False
         if requests:
@@ -383,7 +569,6 @@ class PaneRunner:
             if due_observe or due_timer:
                 trigger = self._reason if due_observe else "timer"
                 self._observe_at = None
-                self._first_unobserved = None
                 if due_timer:
                     self._timer_at = None
         if (due_observe or due_timer) and not self.done:
@@ -391,6 +576,18 @@ class PaneRunner:
 
     # -- one observation ---------------------------------------------------------------------------
     def observe(self, now: float, *, trigger: str = "output", force: bool = False) -> Decision | None:
+        """Look at the screen once: classify, decide, act, record (its journal lines fsynced together,
+        before any act and at the end at the latest)."""
+        self._deferring = True
+        try:
+            return self._observe(now, trigger=trigger, force=force)
+        finally:
+            self._deferring = False
+            if not self.journal.closed:
+                self.journal.sync()
+
+    def _observe(self, now: float, *, trigger: str = "output", force: bool = False) -> Decision | None:
+        self._recheck_at = None
         try:
             raw = self.surface.capture(self.pane_id, scrollback=self.config.scrollback)
         except PaneGone as exc:
@@ -404,15 +601,22 @@ class PaneRunner:
                 self._timer_at = now + max(1.0, self.policy.timing.recheck_s)
             return None
         self.pane = raw.info
-        screen = self._screen(raw)
+        screen, obs = self._read(raw)
+        if trigger == "output" and not force and not raw.info.dead and self._too_early(now, obs, screen, raw):
+            return None
+        with self._sched:
+            self._first_unobserved = None
+        self._decided_version = raw.version
+        self._watch_frames(obs.agent if obs.agent != "unknown" else self.known_agent)
         shash = screen.screen_hash
         if not force and shash == self.last_hash and not raw.info.dead:
             self._schedule(now)
             return None
+        if shash != self.last_hash:
+            self._busy_checks = 0
         if trigger == "poll" and shash != self.last_hash:
             self._last_output_at = now  # polling: a changed screen is the only sign of output
             self._stall_recorded_at = None
-        obs = self._classify(screen, self.policy)
         if raw.info.dead and obs.state != "exited":
             obs = obs.model_copy(update={"state": "exited"})
         classified_agent = obs.agent
@@ -434,6 +638,19 @@ class PaneRunner:
 
         live = self._live_prompt(obs, screen, raw.info)
         new_instance = live is not None and live["instance_id"] not in self.fold.instances
+        if self._not_reading is not None and screen.screen_hash != self._not_reading["screen_hash"] and (
+                (live is not None and live["signature"] != self._not_reading["signature"])
+                or (obs.state == "idle" and shows_input(obs))):
+            self._not_reading = None  # a new prompt, or its input box: the agent reads again
+        self._typeahead_flag = None
+        if (live is None and obs.state in ("busy", "idle") and self._not_reading is None
+                and self._our_keys_at and not self._keys_settled):
+            self._keys_settled = True  # read, and the prompt they answered is gone
+        if (new_instance and obs.prompt is not None and obs.prompt.risk.level == "dangerous"
+                and not self._keys_settled
+                and self._our_keys_at and now - self._our_keys_at < self.policy.timing.confirm_timeout_s):
+            self._typeahead_flag = {"instance_id": live["instance_id"] if live else None,
+                                    "since_keys_s": round(now - self._our_keys_at, 3)}
         human = self._notice_human(now, obs, prev_obs, screen, prev_screen)
         new_human_stretch = human is not None and now >= self.fold.human_until
         obs_id = new_id()
@@ -520,15 +737,74 @@ class PaneRunner:
                               or new_instance_id())
         return out
 
+    def quiet_s(self) -> float:
+        """How long no output must follow a dialog drawn whole before it is answered (see DrawingPace)."""
+        t = self.policy.timing
+        return self._pace.quiet_s(t.frame_quiet_ms / 1000.0, t.frame_quiet_factor, self.settle_s)
+
+    def _too_early(self, now: float, obs: Observation, screen: Screen, raw: RawScreen) -> bool:
+        """A screen read before the pane has been quiet for the settle time is used only when it shows a
+        dialog drawn whole by its agent's grammar, live, with no output since the quiet window began and
+        none since the capture; otherwise the look is put off (to the end of the quiet window, or of the
+        settle time) and nothing is journaled. Under output that never stops, the cap still applies."""
+        with self._sched:
+            last = self._last_output_at
+            first = self._first_unobserved
+        settle_due = last + self.settle_s
+        if now >= settle_due - 1e-4:
+            return False
+        if first is not None and now - first >= max(MAX_SETTLE_DELAY_S, 4 * self.settle_s):
+            return False  # printing without pause: look anyway
+        when = settle_due
+        prompt = obs.prompt
+        if obs.state == "asking" and prompt is not None and prompt.whole:
+            rows = prompt_rows(screen, prompt)
+            live, _ = prompt_is_live(screen, prompt, rows, self._state_of_text)
+            if live:
+                quiet_until = last + self.quiet_s()
+                version = getattr(self.surface, "output_version", None)
+                drawn_since = raw.version is not None and version is not None and version(self.pane_id) != raw.version
+                if now >= quiet_until - 1e-4 and not drawn_since:
+                    return False
+                when = max(quiet_until, now + 0.0005)
+        with self._sched:
+            self._observe_at = when if self._observe_at is None else min(self._observe_at, when)
+            self._reason = "output"
+        return True
+
+    def _watch_frames(self, agent: str) -> None:
+        """Ask the surface to mark output that may close a dialog frame of the pane's agent (once per agent)."""
+        if agent == self._frame_agent:
+            return
+        self._frame_agent = agent
+        watch = getattr(self.surface, "watch_frame_ends", None)
+        if watch is not None:
+            from supervisor.classify import frame_end_test
+
+            watch(self.pane_id, frame_end_test(self.policy, agent))
+
     def _state_of_text(self, text: str) -> str:
         """The classifier's state of a piece of the screen (what follows a prompt)."""
         return self._classify(self._make_screen(text), self.policy).state
 
-    def _screen(self, raw: RawScreen) -> Screen:
+    def _read(self, raw: RawScreen) -> tuple[Screen, Observation]:
+        """The capture as a Screen and its classification. A screen that asks is read again with the
+        rows the agent drew over (the surface's shadow terminal; only then, it costs an emulator)."""
+        screen = self._screen(raw)
+        obs = self._classify(screen, self.policy)
+        overwritten = getattr(self.surface, "overwritten_rows", None)
+        if obs.state == "asking" and overwritten is not None:
+            rows = overwritten(raw)
+            if rows:
+                screen = self._screen(raw, rows)
+                obs = self._classify(screen, self.policy)
+        return screen, obs
+
+    def _screen(self, raw: RawScreen, overwritten: dict[int, str] | None = None) -> Screen:
         i = raw.info
         screen = self._make_screen(raw.text, width=i.width, height=i.height, title=i.title,
                                    current_command=i.current_command, dead=i.dead, cursor_x=i.cursor_x,
-                                   cursor_y=i.cursor_y, scrollback=raw.scrollback)
+                                   cursor_y=i.cursor_y, scrollback=raw.scrollback, overwritten_rows=overwritten)
         screen.cwd = i.current_path  # write/edit risk is judged by where the path lands
         return screen
 
@@ -546,11 +822,17 @@ class PaneRunner:
                      | {"pane_id": self.pane_id} | extra)
 
     def _append(self, kind: Any, payload: dict[str, Any], *, event_id: str | None = None) -> Event:
-        event = self.journal.append(kind, payload, event_id=event_id)
+        """Journal an event and fold it. Within one look at the screen the lines are fsynced together:
+        before anything is done to the pane (:meth:`_durable`) and at the end of the look at the latest."""
+        event = self.journal.append(kind, payload, event_id=event_id, sync=not self._deferring)
         self.fold.apply(event)
         if self._on_change is not None:
             self._on_change(self, event)
         return event
+
+    def _durable(self) -> None:
+        """Journal before act: every event written so far is on disk before the pane is acted on."""
+        self.journal.sync()
 
     def _skip(self, decision: Decision, why: str, signature: str | None = None, **extra: Any) -> None:
         self._append("answer_skipped", {"signature": signature or decision.signature, "why": why,
@@ -681,6 +963,33 @@ class PaneRunner:
             self._show_holding_back(now)
         elif self._holding_shown and now >= self.state.human_active_until:
             self._holding_shown = False
+        if self._typeahead_flag is not None and live is not None:
+            # keys we sent a moment ago may have reached this prompt before we saw it: a human looks
+            self._append("note", {"type": "possibly_answered_by_typeahead", "decision_id": decision.decision_id,
+                                  "signature": decision.signature, "pane_id": self.pane_id}
+                         | self._typeahead_flag)
+            self._escalate(decision.model_copy(update={
+                "kind": "escalate", "rule": "typeahead", "keys": [],
+                "reason": f"a dangerous prompt appeared {self._typeahead_flag['since_keys_s']:g}s after our keys: "
+                          "it may have been answered by them",
+                "next_action": "check in the pane what the agent ran; supervision resumes once the prompt is gone"}),
+                obs)
+            return
+        from supervisor.classify import NOT_OWN_DIALOG
+
+        if live is not None and obs.prompt is not None and NOT_OWN_DIALOG in obs.prompt.risk.matched:
+            # a prompt at the bottom that is not one of the agent's own dialogs (by its grammar): no keys;
+            # a human looks (it may be the agent's, in a shape this policy does not know)
+            if kind != "escalate":
+                self._skip(decision, "the prompt fits none of the agent's dialog frames: it is not its own "
+                           "dialog, so no keys go to it", instance_id=live["instance_id"])
+            self._escalate(decision.model_copy(update={
+                "kind": "escalate", "rule": "not-own-dialog", "keys": [],
+                "reason": decision.reason if kind == "escalate" else
+                f"a prompt {obs.agent} did not draw in any of its dialog frames (a quoted or printed one, or a "
+                "shape the policy does not know)",
+                "next_action": "look at the pane; answer it yourself if it is the agent's"}), obs)
+            return
         if kind == "answer":
             self._answer(decision, live, now)
         elif kind == "escalate" and obs.state == "asking" and obs.prompt is not None and live is None:
@@ -728,8 +1037,111 @@ class PaneRunner:
                 "next_action": "answer it yourself in the pane (tmux attach); supervision resumes once it is gone"}),
                 self.last_obs)
             return
-        self._send(decision.decision_id, decision.keys, text=decision.text, kind="send_keys",
-                   extra={"instance_id": live["instance_id"], "signature": live["signature"], "retry": answers > 0})
+        if not self._may_type(decision, live, now):
+            return
+        aid = self._send(decision.decision_id, decision.keys, text=decision.text, kind="send_keys",
+                         extra={"instance_id": live["instance_id"], "signature": live["signature"],
+                                "retry": answers > 0})
+        if aid is not None:
+            self._check_read(aid, live)
+
+    def _may_type(self, decision: Decision, live: dict[str, Any], now: float) -> bool:
+        """Whether keys may go now (else the skip is journaled): the agent read our last keys, nothing
+        typed earlier waits unread in its terminal, and a fresh read of the screen shows the same
+        prompt, live, as when the decision was made."""
+        nr = self._not_reading
+        if nr is not None:
+            if nr["signature"] == live["signature"] and now - nr["at"] >= self.policy.timing.confirm_timeout_s:
+                self._skip(decision, "the agent did not read our answer to this prompt", instance_id=live["instance_id"])
+                self._not_reading = None
+                self._escalate(decision.model_copy(update={
+                    "kind": "escalate", "rule": "not-reading", "keys": [],
+                    "reason": "the agent did not read our answer to this prompt (it is not reading its terminal)",
+                    "next_action": "answer it yourself in the pane (tmux attach); supervision resumes once it is gone"}),
+                    self.last_obs)
+                return False
+            self._skip(decision, "the agent did not read our last keys; nothing more is typed until it reads again",
+                       instance_id=live["instance_id"])
+            return False
+        reading = getattr(self.surface, "reading_input", None)
+        if reading is not None and reading(self.pane_id) is False:
+            # not now; when it reads again it has usually just drawn something: that screen decides
+            self._busy_checks += 1
+            wait = min(self.policy.timing.recheck_s, max(2 * self.settle_s, 0.05) * 2 ** (self._busy_checks - 1))
+            self._recheck_at = now + wait
+            self._skip(decision, "the agent is not waiting for input (it works, or waits for a program it runs): "
+                       f"this prompt is not its own live one; looking again in {wait:.2g}s",
+                       instance_id=live["instance_id"])
+            return False
+        # nothing drawn since the screen decided on (counted after a round trip to tmux, so that what the
+        # program drew before it started reading is in): no need to read the screen again
+        settled = getattr(self.surface, "settled_version", None)
+        unchanged = (self._decided_version is not None and settled is not None
+                     and settled(self.pane_id) == self._decided_version)
+        why = "" if unchanged else self._changed_since_decision(live)
+        if why:
+            self._skip(decision, f"the screen changed before the keys were sent: {why}", instance_id=live["instance_id"])
+            with self._sched:
+                self._observe_at = _now()  # look again at once
+                self._reason = "changed"
+            return False
+        unread_input = getattr(self.surface, "unread_input", None)
+        unread = unread_input(self.pane_id) if unread_input is not None else None
+        if unread:
+            self._skip(decision, f"{unread} bytes typed earlier are still unread: the agent is not reading "
+                       "its terminal, so this prompt is not its own live one", instance_id=live["instance_id"])
+            return False
+        return True
+
+    def _changed_since_decision(self, live: dict[str, Any]) -> str:
+        """Read the screen again right before typing: "" when it is the screen decided on, or the same
+        prompt (question, subject, options, risk) in the same rows, still live; else what changed."""
+        try:
+            raw = self.surface.capture(self.pane_id, scrollback=self.config.scrollback)
+        except SurfaceError as exc:
+            return f"it could not be read again ({exc.one_line()})"
+        screen, obs = self._read(raw)
+        if screen.screen_hash == self.last_hash:
+            return ""
+        before = self.last_obs.prompt if self.last_obs is not None else None
+        if obs.state != "asking" or obs.prompt is None or before is None:
+            return f"the pane is now {obs.state}"
+        if obs.prompt.signature != before.signature:
+            return "another prompt is on the screen"
+        if obs.prompt.risk.model_dump() != before.risk.model_dump():
+            return f"the prompt's risk now reads {obs.prompt.risk.level} ({', '.join(obs.prompt.risk.matched)})"
+        now_live = self._live_prompt(obs, screen, raw.info, fold=self.fold)
+        if now_live is None:
+            return "the prompt is no longer live"
+        if (now_live["first"], now_live["last"]) != (live["first"], live["last"]):
+            return "the prompt moved"
+        return ""
+
+    def _check_read(self, action_id: str, live: dict[str, Any]) -> None:
+        """The agent must read the keys just sent: keys it leaves in its terminal would answer whatever
+        it draws next. Still unread after :data:`READ_WAIT_S`: discarded, journaled, and nothing more
+        is typed until the agent reads again."""
+        unread_input = getattr(self.surface, "unread_input", None)
+        if unread_input is None:
+            return
+        deadline = _now() + READ_WAIT_S
+        while unread_input(self.pane_id):
+            if _now() >= deadline:
+                break
+            time.sleep(0.005)
+        else:
+            return
+        self._durable()
+        discarded = self.surface.discard_input(self.pane_id)  # type: ignore[attr-defined]
+        self._not_reading = {"at": _now(), "screen_hash": self.last_hash, "signature": live["signature"],
+                             "instance_id": live["instance_id"]}
+        self._append("note", {"type": "keys_discarded", "action_id": action_id, "bytes": discarded,
+                              "instance_id": live["instance_id"], "signature": live["signature"],
+                              "pane_id": self.pane_id,
+                              "why": f"the agent did not read them within {READ_WAIT_S:g}s: it is not reading "
+                                     "its terminal, so the prompt was not its own live one"})
+        self._friction("answer_not_taken", "the agent did not read our keys; they were discarded",
+                       instance_id=live["instance_id"])
 
     def _escalate(self, decision: Decision, obs: Observation | None) -> None:
         rs = self.state
@@ -754,6 +1166,7 @@ class PaneRunner:
             self._display("paused", f"supervisor paused {self.pane_id}: {decision.reason}{danger} | next: {next_action}")
 
     def _display(self, title: str, msg: str) -> None:
+        self._durable()
         try:
             self.surface.display_message(self.pane_id, msg[:400], ms=self.policy.pause.display_ms)
             self._append("notification", {"channel": "tmux", "title": title, "body": msg, "ok": True,
@@ -825,6 +1238,7 @@ class PaneRunner:
         if self._offpane is None:
             self._offpane = NotificationHub(offpane_channels(self.settings),
                                             record=lambda payload: self._append("notification", payload))
+        self._durable()
         self._offpane.notify(Notification(run_id=self.run_id, pane_id=self.pane_id, kind="escalation",
                                           title=clip(title, 200), body=title, next_action=next_action))
 
@@ -836,6 +1250,8 @@ class PaneRunner:
                         text=text, pane_id=self.pane_id, delivered=False)
         more = extra or {}
         self._append("action", action.model_dump(mode="json") | more)
+        self._durable()
+        self._keys_going_at = _now()
         try:
             if text and paste:
                 self.surface.paste_buffer(self.pane_id, text)
@@ -846,6 +1262,7 @@ class PaneRunner:
             self._append("action", action.model_copy(update={"error": exc.one_line()}).model_dump(mode="json") | more)
             return None
         self._our_keys_at = _now()
+        self._keys_settled = False
         self._append("action", action.model_copy(update={"delivered": True}).model_dump(mode="json") | more)
         return action.action_id
 
@@ -1022,6 +1439,8 @@ class PaneRunner:
                 cands.append(fold.human_until + 0.01)
             if rs.paused and self._pause_absent_since is not None:
                 cands.append(self._pause_absent_since + DISMISS_GRACE_S + 0.01)
+        if self._recheck_at is not None and self._recheck_at > now:
+            cands.append(self._recheck_at)
         with self._sched:
             self._timer_at = min(cands) if cands else None
 
@@ -1062,7 +1481,7 @@ class _Shadow:
 
     def __init__(self, policy: Policy, runner: PaneRunner) -> None:
         self.policy = policy
-        self.policy_id = policy.policy_id
+        self.policy_id = _policy_facts(policy)[1]
         self.runner = runner
         self.fold = RunFold(recheck_s=policy.timing.recheck_s)
         self.fold.state.run_id = runner.run_id
@@ -1117,7 +1536,9 @@ def _screen_fields(screen: Screen) -> dict[str, Any]:
            "cursor_x": screen.cursor_x, "cursor_y": screen.cursor_y, "title": screen.title,
            "current_command": screen.current_command, "dead": screen.dead,
            "highlights": [list(h) for h in screen.highlights], "scrollback": screen.scrollback,
-           "cwd": screen.cwd}
+           "cwd": screen.cwd, "untrusted": [list(u) for u in screen.untrusted]}
+
+
 
 
 _DECLINE_ECHO = re.compile(r"user declined|you canceled|interrupted|declined", re.I)
@@ -1183,7 +1604,7 @@ def block_signals() -> None:
     import signal
 
     with contextlib.suppress(AttributeError, ValueError, OSError):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 
 class WarehouseFeeder:
@@ -1361,6 +1782,8 @@ class Supervisor:
         self.on_run_ended: Callable[[PaneRunner], None] | None = None
         self.on_journal: Callable[[PaneRunner, Event], None] | None = None
         """Called after every journaled event (the CLI prints answers, pauses, resumes)."""
+        self.on_notice: Callable[[PaneRunner, str], None] | None = None
+        """Called with what a runner must tell the human outside the journal (a suspended pane)."""
         self.rescan_every: float | None = None
         """With ``discover``: also rescan this often (poll mode, or no tmux server to listen to)."""
         self._next_rescan: float | None = None
@@ -1368,6 +1791,7 @@ class Supervisor:
         self.auto_resume = auto_resume
         """A pane whose earlier run never ended and lost its supervisor continues that run."""
         self._unended: tuple[float, list[Any]] | None = None
+        self._unended_cost = 0.0
 
     # -- panes ---------------------------------------------------------------------------------------
     def add_pane(self, pane: PaneInfo | str, *, command: Any = None, run_id: str | None = None,
@@ -1394,21 +1818,39 @@ class Supervisor:
         if command is not None:
             cfg = _replace(cfg, command=command)
         runner = self._make_runner(info, cfg, run_id=run_id, resume=resume)
+        runner.on_notice = self._noticed
         self.runners[info.pane_id] = runner
         runner.start()
-        self.surface.watch([info.pane_id], self._enqueue)
+        try:
+            self.surface.watch([info.pane_id], self._enqueue)
+        except SurfaceError as exc:
+            # the pane or its server went away between the run's start and here: the runner's first
+            # look (due now) finds it gone and ends the run as such; the caller sees a run, not an error
+            log.info("pane %s: cannot watch its output (%s); its run ends on the first look", info.pane_id,
+                        exc.one_line())
+        blind = getattr(self.surface, "overwrite_blindness", None)
+        why = blind(info.pane_id) if blind is not None else None
+        if why and not runner.done:
+            runner._append("note", {"type": "overwrites_not_visible", "pane_id": info.pane_id, "why": why})
+            runner._tell(f"pane {info.pane_id}: text an agent draws over other text cannot be seen ({why}); "
+                         "dialogs there are judged by what they show")
         self._waker.add(runner.control.wake_fd, info.pane_id)
         if self.on_run_started:
             self.on_run_started(runner)
         return runner
 
     def _unended_runs(self) -> list[Any]:
-        """Unended runs (from the journals), read at most every two seconds (a scan adds many panes)."""
+        """Unended runs (from the journals), read again at most every two seconds, or every ten times as
+        long as the last reading took (each journal opens with its run's whole policy: reading them for
+        every one of 200 panes being attached made attaching quadratic). Runs this supervisor started
+        itself need no reading: :meth:`add_pane` knows its own panes."""
         from supervisor.lifecycle import unended_runs
 
         now = _now()
-        if self._unended is None or now - self._unended[0] > 2.0:
+        if self._unended is None or now - self._unended[0] > max(2.0, 10 * self._unended_cost):
+            t0 = time.monotonic()
             self._unended = (now, unended_runs(self.settings))
+            self._unended_cost = time.monotonic() - t0
         return self._unended[1]
 
     def _resumable(self, info: PaneInfo) -> str | None:
@@ -1433,6 +1875,10 @@ class Supervisor:
                 self.on_journal(runner, event)
             except Exception as exc:  # noqa: BLE001 - a printer must not stop supervision
                 log.warning("on_journal callback failed: %s", exc)
+
+    def _noticed(self, runner: PaneRunner, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(runner, text)
 
     def _enqueue(self, ev: OutputEvent) -> None:
         self.events.put(ev)
@@ -1580,12 +2026,15 @@ class Supervisor:
         self._stopping.set()
         self.events.put(None)
 
-    def close(self, *, final_sync: bool = True) -> None:
-        """Let running work finish, end every active run as stopped (or escalated), close the
-        surface, sync the warehouse."""
+    def close(self, *, final_sync: bool = True, suspend: str | None = None) -> None:
+        """Let running work finish, end every active run as stopped (or escalated), or with
+        ``suspend`` (why) leave each one resumable, close the surface, sync the warehouse."""
         self._pool.shutdown(wait=True)
         for r in self.active:
-            r.stop()
+            if suspend is not None:
+                r.suspend(suspend)
+            else:
+                r.stop()
         self._reap()
         self._waker.close()
         try:

@@ -9,12 +9,15 @@ runs ...`` and ``report run`` command goes through :func:`resolve_run_id`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from supervisor.errors import InputError
 
 LAST = "last"
 RUN_PREFIX = "run_"
+SHORT_MIN = 8
+"""The fewest characters of a run id (after ``run_``) shown: its time to about a second."""
 
 
 def _started_at(path: Path) -> float:
@@ -57,6 +60,8 @@ def resolve_run_id(ref: str, journals_dir: Path) -> str:
         return last
     if text in ids:
         return text
+    if RUN_PREFIX + text in ids:  # a short id that is a whole id without its `run_`
+        return RUN_PREFIX + text
     prefixes = {text, RUN_PREFIX + text} if not text.startswith(RUN_PREFIX) else {text}
     matches = [i for i in ids if any(i.startswith(p) for p in prefixes)]
     if not matches:
@@ -68,3 +73,31 @@ def resolve_run_id(ref: str, journals_dir: Path) -> str:
         raise InputError(f"run {text!r} not found in {journals_dir}", "list runs with `supervisor runs`")
     shown = ", ".join(matches[:5]) + (f" and {len(matches) - 5} more" if len(matches) > 5 else "")
     raise InputError(f"{text!r} matches {len(matches)} runs: {shown}", "give more characters of the run id")
+
+
+def short_ids(ids: Iterable[str], journals_dir: Path | None = None) -> dict[str, str]:
+    """Each run id's shortest unique prefix (as git abbreviates commits): at least
+    :data:`SHORT_MIN` characters after ``run_`` (which is dropped), unique among ``ids`` and the
+    runs with a journal, so :func:`resolve_run_id` finds the run again from it."""
+    wanted = list(dict.fromkeys(ids))
+    universe = sorted({*wanted, *(known_run_ids(journals_dir) if journals_dir is not None else [])})
+    bare = [i[len(RUN_PREFIX):] if i.startswith(RUN_PREFIX) else i for i in universe]
+
+    def common(a: str, b: str) -> int:
+        n = 0
+        for x, y in zip(a.upper(), b.upper(), strict=False):
+            if x != y:
+                break
+            n += 1
+        return n
+
+    need: dict[str, str] = {}
+    for k, (full, b) in enumerate(zip(universe, bare, strict=True)):
+        lcp = max(common(b, bare[k - 1]) if k else 0, common(b, bare[k + 1]) if k + 1 < len(bare) else 0)
+        need[full] = b[:max(SHORT_MIN, lcp + 1)]
+    return {i: need[i] for i in wanted}
+
+
+def short_id(run_id: str, journals_dir: Path | None = None) -> str:
+    """One run id's shortest unique prefix (see :func:`short_ids`)."""
+    return short_ids([run_id], journals_dir)[run_id]

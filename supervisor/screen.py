@@ -159,6 +159,99 @@ def reverse_spans(raw: str) -> list[tuple[int, int, int]]:
     return spans
 
 
+_BASIC = {**{str(30 + i): i for i in range(8)}, **{str(90 + i): 8 + i for i in range(8)}}
+_BASIC_BG = {**{str(40 + i): i for i in range(8)}, **{str(100 + i): 8 + i for i in range(8)}}
+
+
+def _sgr_state(params: str, st: list[Any]) -> None:
+    """Apply one SGR sequence to ``st`` = [concealed, foreground, background, reverse] (colours as
+    ``int`` palette indexes, ``(r, g, b)`` tuples, or None for the terminal's default)."""
+    parts = params.split(";") if params else ["0"]
+    i = 0
+    while i < len(parts):
+        p = parts[i] or "0"
+        if p in ("38", "48"):
+            colour: Any = None
+            if i + 2 < len(parts) and parts[i + 1] == "5":
+                colour = int(parts[i + 2]) if parts[i + 2].isdigit() else None
+                i += 3
+            elif i + 4 < len(parts) and parts[i + 1] == "2":
+                colour = tuple(int(x) if x.isdigit() else 0 for x in parts[i + 2:i + 5])
+                i += 5
+            else:
+                i += 1
+            st[1 if p == "38" else 2] = colour
+            continue
+        if p == "0":
+            st[:] = [False, None, None, False]
+        elif p == "8":
+            st[0] = True
+        elif p == "28":
+            st[0] = False
+        elif p == "7":
+            st[3] = True
+        elif p == "27":
+            st[3] = False
+        elif p == "39":
+            st[1] = None
+        elif p == "49":
+            st[2] = None
+        elif p in _BASIC:
+            st[1] = _BASIC[p]
+        elif p in _BASIC_BG:
+            st[2] = _BASIC_BG[p]
+        i += 1
+
+
+def hidden_spans(raw: str) -> list[tuple[int, int, int]]:
+    """Spans ``(row, first column, end column)`` of row-by-row ANSI text (``capture-pane -e``) that the
+    terminal does not show: concealed (SGR 8), or drawn in the same colour as their background
+    (explicit colours on both, reverse video considered). Rows and columns are :func:`normalize`'s."""
+    if "\x1b[" not in raw:
+        return []
+    spans: list[tuple[int, int, int]] = []
+    st: list[Any] = [False, None, None, False]
+
+    def hidden() -> bool:
+        return bool(st[0]) or (st[1] is not None and st[1] == st[2])
+
+    for row, line in enumerate(raw.replace("\r\n", "\n").split("\n")):
+        col = 0
+        pos = 0
+        start = col if hidden() else -1
+        for m in _ESCAPE.finditer(line):
+            col += len(_CONTROLS.sub("", line[pos:m.start()]))
+            pos = m.end()
+            final = m.group(2)
+            if final == "C":
+                col += len(_csi(m))
+            elif final == "m":
+                was = hidden()
+                _sgr_state(m.group(1), st)
+                now = hidden()
+                if now and not was:
+                    start = col
+                elif was and not now and col > start >= 0:
+                    spans.append((row, start, col))
+                    start = -1
+        col += len(_CONTROLS.sub("", line[pos:]))
+        if hidden() and col > start >= 0:
+            spans.append((row, start, col))
+    return spans
+
+
+_ROW_BREAK = re.compile(r"\x1b\[[0-9;?]*[ABEFGHJKLMPSTXdfr]|\x1b[78DEM]|[\r\n\x0b\x0c]")
+"""What moves the cursor to another row, or clears what it passes: where one drawn row ends."""
+
+
+def output_rows(data: bytes) -> list[str]:
+    """The rows a piece of raw terminal output draws, as text (escapes gone, cursor-forward as
+    spaces): the pieces between its line breaks and cursor moves. A cheap look at what an output
+    event draws, not a rendering (a row drawn over several events is split)."""
+    text = data.decode("utf-8", "replace")
+    return [row for piece in _ROW_BREAK.split(text) if (row := normalize(piece).strip())]
+
+
 def needs_emulator(raw: str) -> bool:
     """True when the text moves the cursor (a raw byte stream), so only an emulator can lay it out."""
     return "\x1b" in raw and _NEEDS_EMULATOR.search(raw) is not None
@@ -247,6 +340,14 @@ def render_stream(raw: str | bytes, *, width: int = 200, height: int = 50) -> st
     return normalize("\n".join(rows))
 
 
+def _redrawn_whole(under: str, now: str) -> bool:
+    """Whether every text a row held before it was drawn over is still on it, from its start (a line
+    program redrawing its prompt line with the answer typed after it: nothing was hidden)."""
+    parts = [p.strip() for p in under.split(" | ") if p.strip()]
+    now = now.strip()
+    return bool(parts) and all(now.startswith(p) for p in parts)
+
+
 def make_screen(
     raw: str,
     *,
@@ -258,18 +359,31 @@ def make_screen(
     cursor_x: int | None = None,
     cursor_y: int | None = None,
     scrollback: str = "",
+    overwritten_rows: dict[int, str] | None = None,
 ) -> Screen:
     """Build a Screen from raw pane text (captured rows, or a raw stream that needs an emulator).
-    The title defaults to the last OSC title found in ``raw``."""
+    The title defaults to the last OSC title found in ``raw``. Text the terminal does not show
+    (concealed, same colour as its background) is blanked and its rows marked ``hidden-text``;
+    ``overwritten_rows`` (the surface's shadow terminal: row -> the text drawn over) are marked
+    ``overwritten-text``, with that text."""
     if not title:
         title = osc_title(raw)
     highlights: tuple[tuple[int, int, int], ...] = ()
+    untrusted: dict[int, tuple[str, str]] = {}
     if needs_emulator(raw):
         text = render_stream(raw, width=max(width, 200), height=max(height, 50))
     else:
         text = normalize(raw)
         if "\x1b[" in raw:
             highlights = tuple(reverse_spans(raw))
+            hidden = hidden_spans(raw)
+            if hidden:
+                text, untrusted = _blank(text, hidden)
+    if overwritten_rows:
+        shown = text.split("\n")
+        for r, under in overwritten_rows.items():
+            if 0 <= r < len(shown) and not _redrawn_whole(normalize(under), shown[r]):
+                untrusted.setdefault(r, ("overwritten-text", normalize(under)[:1000]))
     return Screen.model_construct(
         text=text,
         width=width,
@@ -281,4 +395,24 @@ def make_screen(
         dead=dead,
         scrollback=normalize(scrollback) if scrollback else "",
         highlights=highlights,
+        untrusted=tuple((r, what, under) for r, (what, under) in sorted(untrusted.items())),
     )
+
+
+def _blank(text: str, spans: list[tuple[int, int, int]]) -> tuple[str, dict[int, tuple[str, str]]]:
+    """``text`` with the hidden spans' visible characters blanked (as the terminal shows them), and
+    the rows where something was hidden."""
+    lines = text.split("\n")
+    rows: dict[int, tuple[str, str]] = {}
+    for row, a, b in spans:
+        if row >= len(lines):
+            continue
+        ln = lines[row]
+        if ln[a:b].strip():
+            hidden = ln[a:b].strip()
+            lines[row] = (ln[:a] + " " * (min(b, len(ln)) - a) + ln[b:]).rstrip()
+            before = rows.get(row, ("", ""))[1]
+            rows[row] = ("hidden-text", (before + " " + hidden).strip()[:1000])
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines), rows

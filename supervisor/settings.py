@@ -158,6 +158,11 @@ class Settings:
     def notifications_path(self) -> Path:
         return self.home / "notifications.jsonl"
 
+    @property
+    def annotations_path(self) -> Path:
+        """The ledger of what people record by hand (notes, friction, preferences)."""
+        return self.home / "annotations.jsonl"
+
     def journal_path(self, run_id: str) -> Path:
         return self.journals_dir / f"{run_id}.jsonl"
 

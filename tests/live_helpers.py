@@ -8,6 +8,7 @@ the same (the journal holds everything a decision depended on)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import yaml
 
 from evals.agent import agent_command, answers, read_record, stray_keys
+from supervisor.journal import iter_events
 from supervisor.models import Event
 from supervisor.policy import Policy, baseline_policy
 from supervisor.runner import PaneRunner, RunConfig, Supervisor
@@ -34,6 +36,18 @@ def fast_policy(**timing: Any) -> Policy:
         setattr(pol.timing, k, v)
     pol.name = "test-fast"
     return pol
+
+
+def _tail(runner: PaneRunner, n: int = 8) -> list[str]:
+    """The run's last journal events, shortly (what a timed-out wait shows of where the run stood)."""
+    out = []
+    for e in list(iter_events(runner.journal.path))[-n:]:
+        if e.kind == "observation":
+            o = e.payload["observation"]
+            out.append(f"observation {e.payload.get('trigger')} {o['state']}")
+        else:
+            out.append(f"{e.kind} {json.dumps(e.payload, default=str)[:160]}")
+    return out
 
 
 def write_script(tmp: Path, steps: list[dict[str, Any]], *, style: str = "claude", name: str = "script",
@@ -110,13 +124,30 @@ class LiveHarness:
         self.records: list[Path] = []
         """Records of the agents started here: checked for stray keys by :meth:`stop`."""
 
+    def work_seen(self, flag: Path) -> dict[str, Any]:
+        """A script step: the agent works (a spinner) until the supervisor has seen it working (a busy
+        observation journaled). A finish needs work seen first; a short fixed spinner can be over
+        before a loaded host lets the supervisor look, and then the run never finishes."""
+        chained = self.sup.on_journal
+
+        def hook(runner: PaneRunner, ev: Event) -> None:
+            if ev.kind == "observation" and ev.payload["observation"]["state"] == "busy":
+                flag.touch()
+            if chained is not None:
+                chained(runner, ev)
+
+        self.sup.on_journal = hook
+        return {"spinner": {"until": str(flag)}}
+
     def start_agent(self, script: Path, record: Path, *, session: str | None = None, stray_ok: bool = False,
-                    width: int = 100, height: int = 30) -> PaneInfo:
+                    width: int = 100, height: int = 30, cwd: Path | None = None) -> PaneInfo:
+        """Start the scripted agent in a new session; ``cwd``: the pane's directory (the project the
+        supervisor places paths in; default the repository)."""
         self._n += 1
         if not stray_ok:
             self.records.append(record)
         return self.surface.new_session(session or f"agent{self._n}", agent_command(script, record),
-                                        width=width, height=height, cwd=str(REPO))
+                                        width=width, height=height, cwd=str(cwd or REPO))
 
     def supervise(self, *panes: PaneInfo) -> list[PaneRunner]:
         runners = [self.sup.add_pane(p) for p in panes]
@@ -128,7 +159,7 @@ class LiveHarness:
         ``seconds``, until its run has ended."""
         (runner,) = self.supervise(self.start_agent(script, record))
         retry_until(lambda: runner.done, seconds,
-                    message=lambda: f"the run to end; record={read_record(record)[-3:]}")
+                    message=lambda: f"the run to end; record={read_record(record)[-3:]}; journal={_tail(runner)}")
         return runner
 
     def start(self) -> None:

@@ -227,7 +227,9 @@ def test_enter_to_submit_a_field_is_typed_text_not_an_approval(policy: Policy) -
 
 
 @pytest.mark.parametrize(("text", "default_approves", "want"), [
-    (S.SHELL_APT, True, "answer"),
+    ("dev@box:~/app$ make setup\nCreating .venv and installing the dev requirements.\nContinue? [Y/n] ", True,
+     "answer"),
+    (S.SHELL_APT, True, "unknown-command"),  # a system package install: apt-get is not in the command table
     (S.SHELL_PIP, True, "danger"),  # the question is neutral; "Would remove:" above it is not
     (S.SHELL_DEFAULT_NO, False, "default-no"),
 ])
@@ -325,7 +327,7 @@ def test_boxed_layout_with_a_wrapped_option(policy: Policy) -> None:
     assert decide(risky, fresh(), policy).kind == "escalate"
 
 
-@pytest.mark.parametrize("command", ["npm test", "rm -rf node_modules", "git push origin feature/cart",
+@pytest.mark.parametrize("command", ["npm test", "rm -rf node_modules", "git checkout -b feature/cart",
                                      "ls -la src", "pytest -q tests/test_cart.py"])
 def test_ordinary_commands_are_not_dangerous(command: str, policy: Policy) -> None:
     obs = obs_of(S.claude_bash_permission(command), policy)
@@ -558,7 +560,7 @@ def test_real_yes_no_read_prompt_and_dead_pane_in_tmux(tmux_socket: str, tmp_pat
     from tests.helpers import retry_until
 
     script = tmp_path / "ask.sh"
-    script.write_text('#!/bin/bash\necho "About to rebuild the cache:"\necho "$ make rebuild-cache"\n'
+    script.write_text('#!/bin/bash\necho "About to rebuild the cache:"\necho "$ make build"\n'
                       'read -r -p "Continue? [Y/n] " a\necho "got $a"\n')
     script.chmod(0o755)
     _tmux(tmux_socket, "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", str(script))

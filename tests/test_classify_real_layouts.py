@@ -99,12 +99,16 @@ def test_shell_question_after_a_removal_notice_escalates(text: str, policy: Poli
     assert dec.kind == "escalate" and dec.approves is None
 
 
-def test_shell_install_question_is_still_answered(policy: Policy) -> None:
+def test_shell_install_question_names_the_program_it_does_not_know(policy: Policy) -> None:
+    """A system package install is not in the command table: the question is escalated, and the reason
+    names the program (no danger pattern matches it; approval needs positive knowledge)."""
     text = ("$ apt-get install jq\nThe following NEW packages will be installed:\n  jq\n"
             "0 upgraded, 1 newly installed, 0 to remove and 4 not upgraded.\nDo you want to continue? [Y/n] ")
     obs = obs_of(text, policy)
-    assert obs.prompt.risk.level == "none"
-    assert decide(obs, worked(), policy).keys == ["y", "Enter"]
+    assert obs.prompt.risk.level == "unknown"
+    dec = decide(obs, worked(), policy)
+    assert dec.kind == "escalate" and dec.keys == []
+    assert "apt-get is not a known command" in dec.reason
 
 
 # --- shell prompts without a [y/n] marker ---------------------------------------------------------
@@ -129,10 +133,16 @@ def test_shell_prompts_without_yn_are_asking_and_escalated(text: str, policy: Po
     assert dec.kind == "escalate" and dec.approves is None and dec.keys == []
 
 
-def test_npx_single_key_question_is_answered(policy: Policy) -> None:
+def test_npx_single_key_question_is_read_and_judged(policy: Policy) -> None:
+    """npx's single-key question is a prompt; what it would fetch and run (cowsay) is not a command the
+    policy knows, so it is escalated with that reason; a known tool's is answered."""
     obs = obs_of("$ npx cowsay hi\nNeed to install the following packages:\ncowsay@1.6.0\nOk to proceed? (y) ",
                  policy)
     assert obs.state == "asking"
+    dec = decide(obs, worked(), policy)
+    assert dec.kind == "escalate" and "cowsay is not a known command" in dec.reason
+    obs = obs_of("$ npx prettier --check src\nNeed to install the following packages:\nprettier@3.3.3\n"
+                 "Ok to proceed? (y) ", policy)
     assert decide(obs, worked(), policy).keys == ["y", "Enter"]
 
 

@@ -173,9 +173,9 @@ def test_run_escalation_status_then_interrupt_exit_5(live_env: dict[str, str], p
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 5, out + err
-    assert "PAUSED" in out
-    ended = _status(live_env, "--all")[0]
-    assert ended["outcome"] == "escalated"
+    assert "PAUSED" in out and "suspended (SIGINT)" in out and "runs resume" in out
+    suspended = _status(live_env, "--all")[0]  # Ctrl-C suspends: the run is still paused, waiting for a human
+    assert suspended["outcome"] is None and suspended["paused"] and suspended["supervisor_alive"] is False
     assert not read_record(tmp_path / "r.jsonl") or not [r for r in read_record(tmp_path / "r.jsonl")
                                                          if r["event"] == "stray"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,15 +14,20 @@ from tests.conftest import REPO
 
 @pytest.mark.slow
 def test_demo_runs_end_to_end(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    """The supervised half (the workbench walk has its own test: tests/test_demo_workbench.py)."""
     home = tmp_path / "demo-home"
-    out = subprocess.run([sys.executable, "-m", "supervisor.demo", "--home", str(home)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "supervisor.demo", "--home", str(home), "--no-workbench"],
+                         capture_output=True,
                          text=True, timeout=120, cwd=REPO, env=cli_env)
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     assert "answered with" in text and "ESCALATED" in text and "resumed" in text
     assert "outcome=finished" in text and "outcome=escalated" in text
-    assert "supervisor runs show run_" in text
-    assert "workflow demo: run run_" in text and "finished" in text and "1 failed -> retry" in text
+    further = text.split("look further")[1]
+    assert re.search(r"supervisor --home \S+ runs show [0-9A-Z]{8,} ", further), further  # short ids
+    assert "run_" not in further, further
+    assert "workflow demo: run " in text and "finished" in text and "1 failed -> retry" in text
+    assert text.count("(shown in the pane with tmux display-message)") == 2, "once per escalation"
     assert "reviewed by human" in text
     assert "stray keys (keys that reached an agent while no prompt was live): 0" in text
     assert len(list((home / "journals").glob("*.jsonl"))) == 3  # two live runs and the workflow run

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from supervisor.journal import Journal, ReadReport, iter_events, open_run_journal
 from supervisor.models import Decision
 
@@ -86,3 +88,77 @@ def test_run_policies_are_journaled_verbatim(tmp_path: Path) -> None:
     ev = j.events()[0]
     assert Policy.model_validate(ev.payload["policies"][base.policy_id]).policy_id == base.policy_id
     assert "hunter2hunter2" not in ev.payload["note"], "everything else is still redacted"
+
+
+def test_a_full_disk_leaves_whole_lines_only_and_writing_resumes(tmp_path: Path) -> None:
+    """On a real 256 KB tmpfs: lines that do not fit are never half-written (a short write into the
+    last page is cut back), the error says why, and once space is freed the numbering goes on."""
+    import errno
+    import subprocess
+
+    import pytest
+
+    from supervisor.errors import JournalWriteError
+
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}): run as root")
+    try:
+        j = Journal(mnt / "r.jsonl", "run_F")
+        j.append("note", {"n": 0})
+        filler = mnt / "filler"
+        with open(filler, "wb", buffering=0) as fh:
+            for size in (4096, 1):
+                while True:
+                    try:
+                        fh.write(b"\0" * size)
+                    except OSError as exc:
+                        assert exc.errno == errno.ENOSPC
+                        break
+        failures = 0
+        for n in range(1, 40):  # lines of 3 KB: some fit the last page's slack, then none do
+            try:
+                j.append("note", {"n": n, "text": "x" * 3000})
+            except JournalWriteError as exc:
+                failures += 1
+                assert "No space left on device" in exc.one_line() and "free space" in exc.one_line()
+            data = (mnt / "r.jsonl").read_bytes()
+            assert data.endswith(b"\n"), f"a partial line after append {n}: {data[-80:]!r}"
+        assert failures > 0
+        kept = [e.seq for e in iter_events(mnt / "r.jsonl")]
+        assert kept == list(range(1, len(kept) + 1))  # a failed line took no number
+        filler.unlink()
+        ev = j.append("note", {"n": "after"})
+        assert ev.seq == len(kept) + 1
+        j.close()
+        report = ReadReport(mnt / "r.jsonl")
+        assert [e.seq for e in iter_events(mnt / "r.jsonl", report)] == list(range(1, ev.seq + 1))
+        assert not report.torn_tail and not report.bad_lines
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_lines_written_together_are_made_durable_by_one_fsync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within one look at the screen the runner writes several events and fsyncs once, before it acts:
+    each line is in the file (whole) at once; ``sync`` (or the next synced append, or closing) fsyncs."""
+    import os as os_mod
+
+    calls: list[int] = []
+    real = os_mod.fsync
+    monkeypatch.setattr(os_mod, "fsync", lambda fd: calls.append(fd) or real(fd))
+    j = Journal(tmp_path / "run.jsonl", "run_x")
+    for i in range(3):
+        j.append("note", {"i": i}, sync=False)
+    assert calls == [] and [e.payload["i"] for e in iter_events(tmp_path / "run.jsonl")] == [0, 1, 2]
+    j.sync()
+    j.sync()  # nothing new: no second fsync
+    assert len(calls) == 1
+    j.append("note", {"i": 3}, sync=False)
+    j.append("action", {"i": 4})  # a synced append makes the earlier line durable too
+    assert len(calls) == 2
+    j.append("note", {"i": 5}, sync=False)
+    j.close()
+    assert len(calls) == 3 and [e.payload["i"] for e in iter_events(tmp_path / "run.jsonl")] == [0, 1, 2, 3, 4, 5]

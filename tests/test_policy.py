@@ -192,3 +192,17 @@ def test_a_five_line_policy_file_escalates_every_captured_force_push(tmp_path: P
     tests = [r for r in run("*/*perm-*-pytest.w120.txt") if r["state"] == "asking"]
     assert len(tests) >= 4
     assert any(r["decision"]["kind"] == "answer" and r["decision"]["approves"] for r in tests)
+
+
+def test_dropping_a_project_program_name_or_adding_a_path_lister_is_a_relaxation() -> None:
+    """Scripts named to ship something (``./deploy.sh``) are judged by their name; a candidate that
+    forgets one, or that trusts another command's output as a list of paths, relaxes the judgment."""
+    from supervisor.policy import safety_relaxations
+
+    base = baseline_policy()
+    assert base.commands.project_programs, "the baseline names scripts that publish"
+    dropped = base.model_copy(update={"commands": base.commands.model_copy(
+        update={"project_programs": base.commands.project_programs[1:], "path_listers": [*base.commands.path_listers, "cat"]})})
+    got = safety_relaxations(dropped)
+    assert f"commands.project_programs removed or changed: {base.commands.project_programs[0].pattern}" in got
+    assert "commands.path_listers added: cat" in got

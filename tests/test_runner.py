@@ -27,28 +27,39 @@ pytestmark = pytest.mark.slow
 
 
 def test_answers_prompts_in_each_style(harness, tmp_path: Path) -> None:
-    script = write_script(tmp_path, [
-        {"say": "Let me look around."},
-        {"spinner": {"seconds": 0.3, "verb": "Reading files"}},
-        {"prompt": {"id": "bash", "kind": "bash", "command": "npm test", "description": "Run the tests"}},
-        {"spinner": {"seconds": 0.3}},
-        {"prompt": {"id": "edit", "kind": "edit", "file": "src/app.py"}},
-        {"prompt": {"id": "yn", "kind": "yes_no", "question": "Add src/app.py to the chat?"}},
-        {"prompt": {"id": "codex", "kind": "codex_exec", "command": "pytest -q", "description": "run tests"}},
-        {"say": "All done."},
-        {"done": {}},
-    ])
-    rec = tmp_path / "rec.jsonl"
+    """Each agent's own prompts, each agent in its own pane (a real agent draws only its own dialogs:
+    one drawn in another agent's style is not its own, and is escalated)."""
+    plays = {
+        "claude": [
+            {"say": "Let me look around."},
+            {"spinner": {"seconds": 0.3, "verb": "Reading files"}},
+            {"prompt": {"id": "bash", "kind": "bash", "command": "npm test", "description": "Run the tests"}},
+            {"spinner": {"seconds": 0.3}},
+            {"prompt": {"id": "edit", "kind": "edit", "file": "src/app.py"}},
+        ],
+        "aider": [{"spinner": {"seconds": 1.0}},
+                  {"prompt": {"id": "yn", "kind": "yes_no", "question": "Add src/app.py to the chat?"}}],
+        "codex": [{"spinner": {"seconds": 1.0}},
+                  {"prompt": {"id": "codex", "kind": "codex_exec", "command": "pytest -q", "description": "run tests"}}],
+    }
     h = harness()
-    runner = h.run_to_end(script, rec, 60)
-    got = answers(rec)
+    records, panes = {}, []
+    for style, steps in plays.items():
+        script = write_script(tmp_path, [*steps, {"say": "All done."}, {"done": {}}], style=style, name=style)
+        records[style] = tmp_path / f"{style}.jsonl"
+        panes.append(h.start_agent(script, records[style]))
+    runners = h.supervise(*panes)
+    retry_until(lambda: all(r.done for r in runners), 60,
+                message=lambda: f"every run to end; {[(r.pane_id, r.outcome) for r in runners]}")
+    got = {pid: a for rec in records.values() for pid, a in answers(rec).items()}
     assert set(got) == {"bash", "edit", "yn", "codex"}
     for pid in got:
         assert got[pid]["approved"] is True, got[pid]
     # never a "don't ask again" option: the first (plain Yes) option every time
     assert all(got[p]["choice"] == 0 for p in got), got
     assert got["yn"]["keys"][-1] == "Enter"  # aider style: a letter, then Enter
-    assert runner.outcome == "finished"
+    runner = runners[0]
+    assert all(r.outcome == "finished" for r in runners), [r.outcome for r in runners]
     kinds = [e.kind for e in events(runner)]
     assert kinds[0] == "run_started" and kinds[-1] == "run_ended"
     acts = [e.payload for e in events(runner, "action")]
@@ -90,7 +101,9 @@ def test_dangerous_prompt_escalates_then_human_resolves(harness, tmp_path: Path,
                 message="escalation friction")
     # the human declines in the pane; supervision resumes by itself
     subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "3"], check=True)
-    retry_until(lambda: events(runner, "resume"), 30, message="a resume event")
+    retry_until(lambda: events(runner, "resume"), 60, message=lambda: "a resume event; journal since the pause: " + str(
+        [(e.kind, e.payload.get("observation", {}).get("state")) for e in runner.journal.events()
+         if e.kind not in ("heartbeat",)][-15:]) + f"; agent's record: {answers(rec)}")
     assert answers(rec)["danger"]["approved"] is False
     retry_until(lambda: runner.done, 30, message="the run to finish")
     assert runner.outcome == "finished"
@@ -185,13 +198,13 @@ def test_stall_is_recorded_then_escalated(harness, tmp_path: Path) -> None:
 
 
 def test_finish_confirmed_and_exit_on_finish(harness, tmp_path: Path) -> None:
+    h = harness(exit_on_finish=True)
     script = write_script(tmp_path, [
-        {"spinner": {"seconds": 0.4}},
+        h.work_seen(tmp_path / "seen"),
         {"say": "Implemented the feature; tests pass."},
         {"done": {}},
     ])
     rec = tmp_path / "rec.jsonl"
-    h = harness(exit_on_finish=True)
     runner = h.run_to_end(script, rec, 30)
     assert runner.outcome == "finished"
     decisions = [e.payload["decision"] for e in events(runner, "decision")]
@@ -523,9 +536,10 @@ def test_late_look_after_our_answer_is_not_a_human(harness) -> None:
 
 
 def test_a_shadow_classifies_with_its_own_policy(harness, tmp_path: Path, tmux_socket: str) -> None:
-    """A candidate that dropped the force-push danger pattern sees that prompt as not dangerous
-    (its own classification) and would approve it; the acting policy escalates. Only the acting
-    policy's decisions are carried out."""
+    """A candidate that dropped both vetoes on a force push (the danger pattern, and the command table's
+    levels for what destroys and what sends) sees that prompt as not dangerous (its own classification)
+    and would approve it; the acting policy escalates. Only the acting policy's decisions are carried
+    out."""
     script = write_script(tmp_path, [
         {"spinner": {"seconds": 0.3}},
         {"prompt": {"id": "push", "kind": "bash", "command": "git push --force origin main"}},
@@ -535,6 +549,7 @@ def test_a_shadow_classifies_with_its_own_policy(harness, tmp_path: Path, tmux_s
     candidate = fast_policy()
     candidate.name = "no-force-push-pattern"
     candidate.answers.danger_patterns = [d for d in candidate.answers.danger_patterns if d.name != "git-push-force"]
+    candidate.commands.effects.update(destroy="none", send="none")
     h = harness(shadows=[candidate])
     (runner,) = h.supervise(h.start_agent(script, rec))
     retry_until(lambda: events(runner, "pause"), 30, message="the acting policy's escalation")
@@ -544,7 +559,7 @@ def test_a_shadow_classifies_with_its_own_policy(harness, tmp_path: Path, tmux_s
     assert shadow[0]["observation"]["prompt"]["risk"]["matched"] == []
     acting = next(e.payload["observation"] for e in events(runner, "observation")
                   if e.payload["observation"]["state"] == "asking")
-    assert acting["prompt"]["risk"]["matched"] == ["git-push-force"]
+    assert acting["prompt"]["risk"]["matched"] == ["git-push-force", "effect:destroy"]
     assert "push" not in answers(rec) and not [e for e in events(runner, "action")]
     subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", runner.pane_id, "3"], check=True)
     retry_until(lambda: runner.done, 30, message="the run to finish")

@@ -50,7 +50,10 @@ def test_a_slowly_dismissing_dialog_is_answered_once(harness, tmp_path: Path) ->
     sent = _sent(runner)
     assert len(sent) == 2, sent  # one answer per prompt, none for the redraws
     skipped = [e.payload for e in events(runner, "answer_skipped")]
-    assert skipped and all("already answered" in s["why"] for s in skipped), skipped
+    # skipped as already answered, or held back while the agent was not yet reading (a loaded host)
+    assert skipped and all("already answered" in s["why"] or "not waiting for input" in s["why"]
+                           for s in skipped), skipped
+    assert any("already answered" in s["why"] for s in skipped), skipped
     confirmed = [e.payload for e in events(runner, "action") if e.payload.get("confirmed") is True]
     assert len(confirmed) == 2 and not [e for e in events(runner, "friction")
                                         if e.payload["kind"] in ("answer_not_taken", "repeated_prompt")]

@@ -99,3 +99,14 @@ def test_reverse_video_state_carries_across_rows_and_ignores_colour_numbers() ->
     s = make_screen("a \x1b[7mb\nc\x1b[0m d\n\x1b[38;5;7mnot reverse\x1b[m")
     assert s.highlights == ((0, 2, 3), (1, 0, 1))
     assert s.screen_hash != make_screen("a b\nc d\nnot reverse").screen_hash  # a moved selection is news
+
+
+def test_output_rows_are_what_a_piece_of_output_draws() -> None:
+    """The rows of raw output (a cheap look, not a rendering): split at line breaks and cursor moves,
+    escapes gone, cursor-forward as spaces."""
+    from supervisor.screen import output_rows
+
+    data = (b"\x1b[H\x1b[2J\x1b[1mDo you want to proceed?\x1b[0m\r\n \xe2\x9d\xaf 1. Yes\r\n"
+            b"\x1b[2K\x1b[1A\x1b[2K Esc\x1b[1Cto\x1b[1Ccancel \xc2\xb7 Tab to amend\x1b[10;1H")
+    assert output_rows(data) == ["Do you want to proceed?", "❯ 1. Yes", "Esc to cancel · Tab to amend"]
+    assert output_rows(b"") == [] and output_rows(b"\x1b]0;title\x07") == []

@@ -37,13 +37,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="show a prompt at each of these epoch times (@FILE: wait for FILE, then read them from it)")
     ap.add_argument("--style", default=None, help="claude | codex | aider (default: the script's, or claude)")
     ap.add_argument("--mode", default=None, help="redraw | append (default: the script's, or redraw)")
+    ap.add_argument("--row-delay-ms", type=float, default=0.0, metavar="MS",
+                    help="draw each row of a redraw on its own, MS apart (a slow-drawing agent; also the "
+                         "script's row_delay_ms)")
     args = ap.parse_args(argv)
     record = Recorder(args.record)
     script: dict[str, Any] = load_script(args.script) if args.script else {"steps": []}
     style = args.style or script.get("style", "claude")
     mode = args.mode or script.get("mode", "redraw")
     workdir = Path(args.cwd).resolve() if args.cwd else Path.cwd()
-    with Terminal() as term:
+    row_delay_ms = args.row_delay_ms or float(script.get("row_delay_ms", 0) or 0)
+    with Terminal(row_delay_s=row_delay_ms / 1000.0) as term:
         agent = Agent(term, record, style=style, cwd=str(script.get("cwd", workdir)), mode=mode, workdir=workdir,
                       script=script)
         record("start", pid=os.getpid(), style=style, mode=mode, script=args.script)

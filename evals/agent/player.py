@@ -126,13 +126,25 @@ class Agent:
             return ["", *S.codex_input_box(w, typed)]
         if self.style == "aider":
             return [S._rule(w), "src/app.py", f"diff> {typed}"]
+        if self.style == "gemini":
+            return [*S._box([f">   {typed or 'Type your message or @path/to/file'}"], w), *S.gemini_footer(w)]
+        if self.style == "shell":
+            return [f"$ {typed}"]
         return S.claude_input_box(w, text=typed)
+
+    def line_prompt(self) -> str:
+        """What a line-based agent prints where it reads a line (append mode)."""
+        return {"aider": "diff> ", "shell": "$ "}.get(self.style, "> ")
 
     def spinner_line(self, verb: str, elapsed: float, frame: int) -> str:
         if self.style == "codex":
             return S.codex_spinner(verb, elapsed, frame)
         if self.style == "aider":
             return S.aider_spinner(verb, elapsed, frame)
+        if self.style == "gemini":
+            return f"{'⠋⠙⠹⠸'[frame % 4]} {verb} (esc to cancel, {int(elapsed)}s)"
+        if self.style == "shell":
+            return f"{verb}..."
         return S.claude_spinner(verb, elapsed, frame)
 
     def message(self, text: str) -> list[str]:
@@ -141,6 +153,8 @@ class Agent:
             return [("⏺ " if i == 0 else "  ") + ln for i, ln in enumerate(lines)] + [""]
         if self.style == "codex":
             return ["• " + ln for ln in lines] + [""]
+        if self.style == "gemini":
+            return [("✦ " if i == 0 else "  ") + ln for i, ln in enumerate(lines)] + [""]
         return [*lines, ""]
 
     def set_title(self, busy: bool, frame: int = 0) -> None:
@@ -159,7 +173,7 @@ class Agent:
         cursor = None
         if typed is not None:
             for i, line in enumerate(bottom):
-                if line.startswith(("❯ ", "› ", "diff> ", "> ")):
+                if line.startswith(("❯ ", "› ", "diff> ", "> ", "$ ")):
                     start = line.index(" ") + 1
                     placeholder = self.style == "codex" and not typed
                     cursor = (room + i, start + (0 if placeholder else len(typed)))
@@ -307,7 +321,7 @@ class Agent:
         pasting = False
         paste_ended = 0.0
         if self.mode == "append":
-            self.term.write("> ")
+            self.term.write(self.line_prompt())
         self.show_idle()
         end = None if seconds is None else time.time() + float(seconds)
         while True:
@@ -364,7 +378,7 @@ class Agent:
                 elif len(k) == 1:
                     typed += k
             if self.mode == "append":
-                self.term.write("\r\x1b[K> " + typed)
+                self.term.write("\r\x1b[K" + self.line_prompt() + typed)
             else:
                 self.show_idle(typed)
 
@@ -401,6 +415,10 @@ class Agent:
         typed = ""
         received: list[Key] = []
         self.show_prompt(spec, highlight, typed, first=True)
+        if self.term.row_delay_s > 0 and self.term.unread():  # keys that came while it was still being drawn
+            early = self.term.read_keys(0) or []
+            self.record("keys", keys=early, during=f"{pid}:drawing", live=False)
+            self.stray(early, "arrived while the dialog was still being drawn", pid)
         self.record("prompt_shown", id=pid, kind=arg.get("kind"), question=spec.inline or spec.kind)
         self.record("drawn", id=pid, drawn_at=time.time())
         timeout = arg.get("timeout")
@@ -538,6 +556,13 @@ class Agent:
             self.emit(self.message("Next I will update the changelog."))
             self.show_idle()
             self.wait_quietly(float(arg.get("seconds", 1.5)), "quote")
+
+    def step_attack(self, arg: dict[str, Any]) -> None:
+        """One attack of the adversarial suite (:mod:`evals.attacks`): a fake prompt, or a genuine
+        dialog whose real command is not what the screen shows."""
+        from evals.attacks import play
+
+        play(self, arg)
 
     # -- workflow turns (checkpoint protocol) ---------------------------------------------------------
     def step_instruction(self, arg: Any) -> None:
@@ -728,14 +753,14 @@ RANDOM_KINDS = {"claude": ["bash", "bash", "edit"], "codex": ["codex_exec"], "ai
 def run_random(agent: Agent, count: int, seed: int, gap: tuple[float, float], *, dismiss: int = 0,
                styles: list[str] | None = None) -> None:
     """Spinner for a random time, then a safe prompt; repeat. Records ``drawn_at`` for each prompt
-    (just after the screen was written) and ``answered_at`` (when the choosing key arrived)."""
+    (just after the screen was written) and ``answered_at`` (when the choosing key arrived). Each
+    prompt is drawn in the agent's own style (a real agent draws only its own dialogs), or in one of
+    ``styles`` picked at random."""
     rng = random.Random(seed)
     base = agent.style
     for n in range(count):
         agent.step_spinner({"seconds": rng.uniform(*gap), "verb": "Thinking"})
-        # a TUI may alternate Claude- and Codex-style prompts; a line-based agent keeps its one style
-        mixed = base == "claude" and agent.mode != "append"
-        agent.style = rng.choice(styles or ([base, "codex"] if mixed else [base]))
+        agent.style = rng.choice(styles or [base])
         kind = rng.choice(RANDOM_KINDS.get(agent.style, ["bash"]))
         arg: dict[str, Any] = {"id": f"r{n}", "kind": kind,
                                "command": rng.choice(["npm test", "pytest -q", "ls -la src"])}
@@ -743,6 +768,8 @@ def run_random(agent: Agent, count: int, seed: int, gap: tuple[float, float], *,
             arg["file"] = rng.choice(["src/app.py", "README.md", "tests/test_app.py"])
         if dismiss:
             arg["dismiss"] = {"redraws": dismiss, "every_s": 0.2, "blank": True}
+        if agent.mode == "append":  # a line-based agent says what it is about to do, then asks
+            agent.emit([f"I will run `{arg['command']}` next.", ""])
         agent.ask(arg["id"], build_prompt(agent, arg), arg)
         agent.style = base
         if agent.exit_code is not None:

@@ -66,11 +66,13 @@ class Recorder:
 class Terminal:
     """Raw-mode stdin; stdout as a full screen (``draw``) or a scrolling log (``write``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, row_delay_s: float = 0.0) -> None:
         self.fd = sys.stdin.fileno()
         self.out = sys.stdout
         self._saved: list[Any] | None = None
         self._pending = b""
+        self.row_delay_s = row_delay_s
+        """A slow-drawing program: each row of a redraw is written on its own, this long after the last."""
 
     def __enter__(self) -> Terminal:
         if os.isatty(self.fd):
@@ -105,8 +107,27 @@ class Terminal:
         _, height = self.size
         lines = lines[-height:]
         move = f"\x1b[{cursor[0] + 1};{cursor[1] + 1}H" if cursor is not None else ""
+        if self.row_delay_s > 0:  # row by row, as a slow renderer does: a half-drawn frame is on screen meanwhile
+            self.out.write("\x1b[H\x1b[2J")
+            for i, line in enumerate(lines):
+                self.out.write(("\r\n" if i else "") + line)
+                self.out.flush()
+                time.sleep(self.row_delay_s)
+            self.out.write(move)
+            self.out.flush()
+            return
         self.out.write("\x1b[H\x1b[2J" + "\r\n".join(lines) + move)
         self.out.flush()
+
+    def unread(self) -> int:
+        """Bytes typed into the terminal and not read yet."""
+        import fcntl
+        import struct
+
+        try:
+            return struct.unpack("i", fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        except OSError:
+            return 0
 
     def write(self, text: str) -> None:
         """Append to the screen like a line-based program (the terminal scrolls)."""

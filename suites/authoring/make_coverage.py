@@ -155,6 +155,21 @@ def coverage_suite() -> list[dict]:
                                                        "", " Esc to cancel"),
                         approve([["1"], ["Enter"]], "edit_approval", "claude"), tags=tags + ["write"],
                         note="the header shows the working directory: the absolute path lands inside it"))
+    # --- issue 30's agents: screens their captures have not shown -------------------------------
+    add(screen_case("kilo-reject-box-after-esc", lines(
+        "  ┃  please run touch", "  ┃", "     I will run a command.", "     $ touch hello.txt", "  ┃",
+        "  ┃  △ Reject permission", "  ┃", "  ┃  Tell Kilo what to do differently", "  ┃",
+        "  ┃" + " " * 70 + "enter confirm  esc cancel"),
+        escalate(None, "kilo"), tags=tags + ["kilo"],
+        note="Kilo Code's Esc opens this box (it waits for text): a question for a human"))
+    add(screen_case("openhands-start-offline", lines(
+        "fatal: unable to access 'https://github.com/OpenHands/extensions/': Could not resolve host: github.com",
+        "  All set up!", "  What do you want to build?", "  1. Ask questions, edit files, or run commands.",
+        "  2. Use @ to look up a file in the folder structure", " ╭" + "─" * 60 + "╮",
+        " │ Type your message, @mention a file, or / for commands" + " " * 7 + "│", " ╰" + "─" * 60 + "╯",
+        " [Ctrl+L for multi-line • Ctrl+X for custom editor] • /home/dev/shop ctx N/A • $ 0.00"),
+        state("idle", "openhands"), tags=tags + ["openhands"],
+        note="OpenHands cannot fetch its extensions offline (no blocker of the user's work); its welcome tips ask nothing"))
     return c
 
 

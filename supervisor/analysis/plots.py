@@ -310,7 +310,8 @@ def plot_run_timeline(states: pl.DataFrame, events: pl.DataFrame, *, title: str 
     ax.set_ylabel("lane")
     ax.set_title(title)
     ax.grid(axis="x", color="#e0e0e0")
-    ax.legend(title="pane state", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if ax.get_legend_handles_labels()[0]:  # a run with no pane (a transcript alone) has no pane states
+        ax.legend(title="pane state", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -365,8 +366,11 @@ def plot_win_rates(df: pl.DataFrame, *, title: str = "Blind compares: candidate 
     the 50% line (a frame from :func:`supervisor.analysis.compare_history`)."""
     if df.height == 0:
         return no_data_figure(title, "no compares recorded")
+    decided = df.filter(pl.col("win_rate").is_not_null())
+    if decided.height == 0:
+        return no_data_figure(title, f"{df.height} compares, none with a decided pair (every pair a tie)")
     plt = require_matplotlib()
-    frame = df.tail(MAX_BARS)
+    frame = decided.tail(MAX_BARS)
     labels = [f"{_short(c, 22)} vs {_short(b, 18)} · {str(i)[-6:]}" for c, b, i in
               zip(frame["candidate_name"].to_list(), frame["baseline_name"].to_list(),
                   frame["compare_run_id"].to_list(), strict=True)]

@@ -207,6 +207,15 @@ def write_run_report(wh: Warehouse, run_id: str, out_dir: Path) -> Report:
     if ver.height:
         w.text("## Verifications")
         w.table(ver.select(["seq", "node", "verifier", "passed", "output"]))
+    sup = tl.run_supervision(wh, run_id)
+    if sup.height:
+        w.text("## Supervision", "The worker profile and mode the workflow obeyed, and the people's preferences "
+               "its instructions used.")
+        w.table(sup)
+    oracle = tl.run_oracle(wh, run_id)
+    if oracle.height:
+        w.text("## Second opinions", "Advisory: nothing acted on them.")
+        w.table(oracle)
     return w.finish()
 
 

@@ -89,3 +89,27 @@ def run_decisions(wh: Warehouse, run_id: str) -> pl.DataFrame:
         "d.reason FROM decisions d LEFT JOIN observations o ON o.observation_id = d.trigger_id "
         "WHERE d.run_id = ? AND d.kind <> 'wait' ORDER BY d.seq", [run_id]
     )
+
+
+def run_supervision(wh: Warehouse, run_id: str) -> pl.DataFrame:
+    """A workflow run's worker profile, supervision mode and why, and the preferences its instructions
+    used (its ``supervision`` and ``preferences`` notes): one row per setting, ``what`` and ``value``."""
+    df = wh.sql("SELECT CAST(payload AS VARCHAR) AS payload FROM events WHERE run_id = ? AND kind = 'note' "
+                "AND (payload->>'$.type') IN ('supervision', 'preferences') ORDER BY seq", [run_id])
+    import json
+
+    rows: list[dict[str, str]] = []
+    for p in (json.loads(x) for x in df["payload"].to_list()):
+        if p.get("type") == "supervision":
+            why = p.get("chosen_by") + (f" ({p['preference']})" if p.get("preference") else "")
+            rows += [{"what": "profile", "value": f"{p.get('profile')} (chosen by {why})"},
+                     {"what": "mode", "value": str(p.get("mode"))}]
+        else:
+            rows += [{"what": f"preference {k}", "value": str(v)} for k, v in (p.get("values") or {}).items()]
+    return pl.DataFrame(rows, schema={"what": pl.String, "value": pl.String})
+
+
+def run_oracle(wh: Warehouse, run_id: str) -> pl.DataFrame:
+    """The second opinions asked about the run (``oracle consult --run``), oldest first."""
+    return wh.sql("SELECT seq, occurred_at, mode, source, model, question, summary, cost_usd, cache_hit, asked_by "
+                  "FROM oracle_consultations WHERE run_id = ? ORDER BY occurred_at, consultation_id", [run_id])

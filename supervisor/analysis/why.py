@@ -76,6 +76,14 @@ class DecisionExplanation(BaseModel):
     """Friction linked to this decision (its escalation, an answer that did not take...)."""
     shadows: list[dict[str, Any]] = Field(default_factory=list)
     """What shadow policies decided on the same trigger."""
+    people: list[dict[str, Any]] = Field(default_factory=list)
+    """Notes and friction people recorded by hand about this run (``supervisor notes|friction add``)."""
+    prefs: dict[str, str] = Field(default_factory=dict)
+    """The people's preferences in effect when the decision was made (``supervisor prefs``)."""
+    supervision: dict[str, Any] | None = None
+    """A workflow run's worker profile and supervision mode, and why (its ``supervision`` note)."""
+    run_prefs: dict[str, str] = Field(default_factory=dict)
+    """The preferences a workflow run's instructions used (read when it started; its ``preferences`` note)."""
 
 
 def _iso(value: Any) -> str:
@@ -291,6 +299,14 @@ def explain_decision(wh: Warehouse, run_id: str, target: int | str | None = None
         k: _decision_of(e).get(k) for k in ("kind", "rule", "keys", "approves", "reason")}}
         for e in events if e["kind"] == "shadow_decision" and _decision_of(e).get("trigger_id") == trigger_id
         and trigger_id is not None]
+    people = wh.sql("SELECT kind, type, occurred_at, author, after_seq, text, signal FROM annotations "
+                    "WHERE run_id = ? AND kind IN ('note', 'friction') ORDER BY occurred_at, annotation_id",
+                    [run_id]).to_dicts()
+    for p in people:
+        p["occurred_at"] = _iso(p["occurred_at"])
+    prefs = {r["key"]: r["value"] for r in wh.sql(
+        "SELECT key, arg_max(text, occurred_at) AS value FROM annotations WHERE kind = 'pref' AND occurred_at <= ? "
+        "GROUP BY key HAVING arg_max(text, occurred_at) <> '' ORDER BY key", [ev["occurred_at"]]).to_dicts()}
     return DecisionExplanation(
         run_id=run_id, decision_id=decision_id, seq=ev["seq"], at=_iso(ev["occurred_at"]),
         agent=(run[0]["agent"] if run else None), policy_id=d.get("policy_id") or (run[0]["policy_id"] if run else None),
@@ -298,4 +314,12 @@ def explain_decision(wh: Warehouse, run_id: str, target: int | str | None = None
         screen_hash=screen_hash, classification=classification, rule=d.get("rule"),
         decision={k: d.get(k) for k in ("kind", "reason", "keys", "text", "approves", "confidence", "next_action",
                                         "source", "signature")},
-        sent=sent, next=nxt, escalation=escalation, friction=friction, shadows=shadows)
+        sent=sent, next=nxt, escalation=escalation, friction=friction, shadows=shadows, people=people, prefs=prefs,
+        supervision=_note(events, "supervision"),
+        run_prefs={str(k): str(v) for k, v in ((_note(events, "preferences") or {}).get("values") or {}).items()})
+
+
+def _note(events: list[dict[str, Any]], note_type: str) -> dict[str, Any] | None:
+    """The payload of the run's first note of ``note_type`` (without its type), or None."""
+    p = next((e["payload"] for e in events if e["kind"] == "note" and e["payload"].get("type") == note_type), None)
+    return None if p is None else {k: v for k, v in p.items() if k != "type"}

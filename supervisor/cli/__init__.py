@@ -25,8 +25,40 @@ from supervisor.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-console = Console()
-err_console = Console(stderr=True)
+class _Console(Console):
+    """rich's Console whose printed text spells each command it names as this shell runs it
+    (:func:`supervisor.cli.hints.runnable`: ``.venv/bin/supervisor`` until ``supervisor`` is on PATH).
+    Text with spans of its own, tables and panels are printed as they are."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        super().print(*(_runnable(o) for o in objects), **kwargs)
+
+
+def _runnable(obj: Any) -> Any:
+    from rich.text import Text
+
+    from supervisor.cli.hints import runnable
+
+    if isinstance(obj, str):
+        return runnable(obj)
+    if isinstance(obj, Text) and not obj.spans:
+        plain = runnable(obj.plain)
+        return obj if plain == obj.plain else Text(plain, style=obj.style, justify=obj.justify,
+                                                     overflow=obj.overflow, no_wrap=obj.no_wrap, end=obj.end)
+    return obj
+
+
+def echo(message: str = "", *, err: bool = False) -> None:
+    """``click.echo`` of human text, each command it names spelled as this shell runs it."""
+    from supervisor.cli.hints import runnable
+
+    click.echo(runnable(message), err=err)
+
+
+# soft_wrap: a line is never broken by rich (a printed command or path stays one line to copy; the
+# terminal wraps it); tables still fit the width.
+console = _Console(soft_wrap=True)
+err_console = _Console(stderr=True, soft_wrap=True)
 
 
 # name -> (module, attribute, the command's one-line summary for `supervisor --help`).
@@ -56,7 +88,40 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "warehouse": ("supervisor.cli.warehouse_cmds", "warehouse",
                   "The warehouse (a DuckDB file, or a fleet's DuckLake) that ingests every run's journal."),
     "report": ("supervisor.cli.report_cmds", "report",
-               "Reports over the warehouse: markdown and PNG plots in a folder under reports/."),
+               "Reports over the warehouse: markdown and PNG plots in a folder under HOME/reports/ (or --out)."),
+    # what thin-supervisor users rely on: what thin-supervisor users rely on
+    "notes": ("supervisor.cli.annotation_cmds", "notes",
+              "Notes shared between runs and the people watching them (by type and run)."),
+    "friction": ("supervisor.cli.annotation_cmds", "friction",
+                 "Friction people saw and the supervisor could not (recorded by hand), with what it recorded "
+                 "itself."),
+    "prefs": ("supervisor.cli.annotation_cmds", "prefs",
+              "Durable preferences of the people who run the supervisor, which workflow runs use (shown in "
+              "`runs why`)."),
+    "observe": ("supervisor.cli.observe_cmds", "observe_cmd",
+                "A read-only snapshot of a run: its state, whether a supervisor holds it, the pane, the latest "
+                "events, and the pane's screen now."),
+    "pane-owner": ("supervisor.cli.observe_cmds", "pane_owner_cmd",
+                   "Which run supervises PANE (default: this shell's pane)."),
+    "ps": ("supervisor.cli.observe_cmds", "ps_cmd",
+           "Live supervisor processes, across every project and worktree: pid, run, pane, directory, uptime."),
+    "session": ("supervisor.cli.observe_cmds", "session",
+                "The Claude Code / Codex session and transcript of a pane (or of a directory)."),
+    "doctor": ("supervisor.cli.doctor_cmds", "doctor_cmd",
+               "Check tmux (binary, server, control mode) and the supervisor's own set-up (home, warehouse, "
+               "policy, runs that lost their supervisor, the judge's key, notification channels and plugins) in "
+               "one go."),
+    "bridge": ("supervisor.cli.doctor_cmds", "bridge",
+               "Small tmux helpers for scripts: read a pane, type into it, send keys, list panes."),
+    "oracle": ("supervisor.cli.oracle_cmds", "oracle",
+               "A second opinion from a stronger model: advisory, read-only, cached and budgeted."),
+    "follow": ("supervisor.cli.transcript_cmds", "follow_cmd",
+               "Follow a workflow run from an agent's JSONL transcript alone (no pane, observe-only): checkpoints "
+               "are read from the transcript, verifiers run in --cwd, and each instruction for the agent is "
+               "journaled and sent as a notification instead of typed."),
+    "profiles": ("supervisor.cli.profile_cmds", "profiles_cmd",
+                 "Worker profiles (provider, model, trust) and the supervision mode each gets, with what every mode "
+                 "sets: retries per step before a human is asked, instruction wording, pause handling."),
 }
 
 
@@ -99,13 +164,13 @@ class SupervisorGroup(click.Group):
             rv = super().main(args, prog_name or "supervisor", complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx is not None else "supervisor"
-            click.echo(f"error: {exc.format_message()} (see `{where} --help`)", err=True)
+            echo(f"error: {exc.format_message()} (see `{where} --help`)", err=True)
             code = exc.exit_code
         except click.ClickException as exc:
-            click.echo(f"error: {exc.format_message()}", err=True)
+            echo(f"error: {exc.format_message()}", err=True)
             code = exc.exit_code
         except SupervisorError as exc:
-            click.echo(f"error: {exc.one_line()}", err=True)
+            echo(f"error: {exc.one_line()}", err=True)
             code = exc.exit_code
         except (KeyboardInterrupt, click.Abort):
             click.echo("interrupted", err=True)
@@ -122,6 +187,10 @@ class SupervisorGroup(click.Group):
             code = rv if isinstance(rv, int) else 0
         if not standalone_mode:
             return code
+        from supervisor.outqueue import output_stuck
+
+        if output_stuck():  # nobody reads our output: flushing it at exit would block for ever
+            os._exit(code)
         sys.exit(code)
 
 
@@ -151,4 +220,4 @@ def main(ctx: click.Context, home: Path | None, warehouse: str | None, socket_na
     ctx.obj = Settings().with_overrides(home=home, warehouse=warehouse, socket=socket_name)
 
 
-__all__ = ["main", "COMMANDS", "console", "err_console", "settings_from", "pass_settings", "EXIT_USAGE"]
+__all__ = ["main", "COMMANDS", "console", "echo", "err_console", "settings_from", "pass_settings", "EXIT_USAGE"]

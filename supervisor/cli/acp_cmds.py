@@ -79,6 +79,9 @@ def run_acp(settings: Settings, config: RunConfig, command: list[str], printer: 
         asyncio.run(main())
     finally:
         feeder.stop()
+        from supervisor.cli.live_cmds import close_output
+
+        close_output(runner)
     return acp_exit_code(runner)
 
 

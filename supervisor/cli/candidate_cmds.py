@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from supervisor.cli import settings_from
+from supervisor.cli import echo, settings_from
 from supervisor.cli.eval_cmds import eval_group, parse_since, table_console
 from supervisor.settings import user_name
 
@@ -62,10 +62,12 @@ def gate_candidate_cmd(ctx: click.Context, candidate: str, baseline_arg: str | N
     its objective. Thresholds come from candidates/gate.yaml. Every result is stored in the
     warehouse. Exit 0 PROMOTE, 1 HOLD or REJECT, 2 bad input."""
     from evals.gate import gate_candidate
+    from supervisor.cli.progress import command_progress
 
-    result = gate_candidate(candidate, baseline_arg=baseline_arg, gate_file=gate_file, settings=settings_from(ctx),
-                            suites_root=suites_dir, candidates_root=candidates_dir, reports_dir=reports_dir,
-                            save_report=save_report)
+    with command_progress("gate") as prog:
+        result = gate_candidate(candidate, baseline_arg=baseline_arg, gate_file=gate_file,
+                                settings=settings_from(ctx), suites_root=suites_dir, candidates_root=candidates_dir,
+                                reports_dir=reports_dir, save_report=save_report, progress=prog)
     if as_json:
         click.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False))
     else:
@@ -120,8 +122,8 @@ def new_candidate_cmd(ctx: click.Context, from_arg: str, name: str, objective: s
     parent, parent_name = _resolve_parent(settings, from_arg)
     c = write_candidate(name, {}, parent=parent_name, parent_policy=parent.policy, objective=objective,
                         why=why, author=author or user_name("unknown"), root=candidates_dir)
-    click.echo(f"created candidate {c.candidate_id} at {c.path} (from {from_arg}, {parent.policy.policy_id})")
-    click.echo(f"edit {c.path / 'policy.yaml'} (it extends its parent: add only what changes), then: "
+    echo(f"created candidate {c.candidate_id} at {c.path} (from {from_arg}, {parent.policy.policy_id})")
+    echo(f"edit {c.path / 'policy.yaml'} (it extends its parent: add only what changes), then: "
                f"supervisor eval review-candidate {name}")
 
 
@@ -152,9 +154,11 @@ def review_candidate_cmd(ctx: click.Context, candidate_id: str, as_json: bool, s
     """A bounded review for a human: the knob-level diff against its parent, the safety knobs it
     touches, and which golden cases it decides differently (the first 20, with both decisions)."""
     from evals.lifecycle import review_candidate
+    from supervisor.cli.progress import command_progress
 
-    review = review_candidate(settings_from(ctx), candidate_id, candidates_root=candidates_dir,
-                              suites_root=suites_dir)
+    with command_progress("review") as prog:
+        review = review_candidate(settings_from(ctx), candidate_id, candidates_root=candidates_dir,
+                                  suites_root=suites_dir, progress=prog)
     if as_json:
         click.echo(json.dumps(review, ensure_ascii=False, default=str))
         return
@@ -176,6 +180,11 @@ def review_candidate_cmd(ctx: click.Context, candidate_id: str, as_json: bool, s
     d = review["decided_differently"]
     console.print(f"[bold]golden cases decided differently[/]: {d['count']} of {d['cases']} "
                   f"({d['better']} closer to the expectation, {d['worse']} further)")
+    claims = m.get("claims")
+    if claims and claims.get("recorded_observations"):
+        console.print(f"[bold]recorded observations it was mined from[/]: decides {claims['recorded_changed']} of "
+                      f"{claims['recorded_observations']} the way the human did (in "
+                      f"{len(claims['recorded_runs'])} runs; the parent escalated them)", highlight=False)
     for row in d["examples"]:
         console.print(f"  {row['suite']}/{row['case_id']}: {row['parent']} -> {row['candidate']}", highlight=False,
                       markup=False)
@@ -236,24 +245,40 @@ def propose_cmd(ctx: click.Context, objective: str, budget: int, seed: int, from
     """Mine what went wrong (suite failures, replay divergences, escalations a human then answered,
     with their screens) and write concrete candidates, each with a manifest, ready for the gate.
     Never relaxes a safety knob. With an Anthropic key the judge proposes pattern edits too."""
-    from evals.propose import propose
+    from evals.propose import WHAT_WOULD_HELP, propose
+    from supervisor.cli.progress import command_progress
 
     settings = settings_from(ctx)
     run_ids = [r.strip() for r in runs.split(",") if r.strip()] if runs else None
     parent, parent_name = _resolve_parent(settings, from_arg)
-    made = propose(settings, objective, parent=parent, parent_arg=parent_name, budget=budget, seed=seed,
-                   run_ids=run_ids, since=parse_since(since), min_support=min_support, candidates_root=candidates_dir,
-                   suites_root=suites_dir, author=user_name("unknown"), judge=judge)
+    notes: list[str] = []
+    with command_progress("propose") as prog:
+        made = propose(settings, objective, parent=parent, parent_arg=parent_name, budget=budget, seed=seed,
+                       run_ids=run_ids, since=parse_since(since), min_support=min_support,
+                       candidates_root=candidates_dir, suites_root=suites_dir, author=user_name("unknown"),
+                       judge=judge, notes=notes, progress=prog)
     if as_json:
         click.echo(json.dumps([c.manifest.model_dump(mode="json") | {"path": str(c.path)} for c in made],
                               ensure_ascii=False))
+        for note in notes:
+            echo(f"note: {note}", err=True)
         return
     if not made:
-        click.echo(f"nothing to propose for {objective}: no failure pattern with enough support was found")
-        return
+        echo(f"nothing to propose for {objective}. What was looked at:")
     for c in made:
-        click.echo(f"proposed {c.candidate_id} ({c.policy.policy_id}): {c.manifest.why}")
-        click.echo(f"  next: supervisor eval gate-candidate {c.candidate_id}")
+        cl = c.manifest.claims
+        echo(f"proposed {c.candidate_id} ({c.policy.policy_id}): {c.manifest.why}")
+        if cl is not None:
+            golden = ", ".join(cl.golden_changed[:5]) + (" ..." if len(cl.golden_changed) > 5 else "")
+            echo(f"  changes {len(cl.golden_changed)} of {cl.golden_cases} golden cases"
+                       + (f" ({golden})" if golden else "") + f", {cl.recorded_changed} of "
+                       f"{cl.recorded_observations} recorded observations it was mined from; manifest: "
+                       f"{c.path / 'manifest.yaml'}")
+        echo(f"  next: supervisor eval review-candidate {c.candidate_id}")
+    for note in notes:
+        echo(f"  {note}")
+    if not made:
+        echo(f"what would produce a proposal: {WHAT_WOULD_HELP[objective]}")
 
 
 # --------------------------------------------------------------------------- canary and registry
@@ -279,7 +304,7 @@ def canary_start_cmd(ctx: click.Context, candidate_id: str, by: str | None, reas
 
     c = load_candidate(candidate_id, candidates_dir)
     e = start_canary(settings_from(ctx), candidate_id, c.policy, by=by or user_name("unknown"), reason=reason)
-    click.echo(f"{candidate_id} ({c.policy.policy_id}) is on shadow canary ({e.registry_event_id}); new runs carry it "
+    echo(f"{candidate_id} ({c.policy.policy_id}) is on shadow canary ({e.registry_event_id}); new runs carry it "
                f"as a shadow. See: supervisor eval canary report {candidate_id}")
 
 
@@ -300,7 +325,7 @@ def canary_limited_cmd(ctx: click.Context, candidate_id: str, fraction: float, b
 
     c = load_candidate(candidate_id, candidates_dir)
     e = start_limited(settings_from(ctx), candidate_id, c.policy, fraction, by=by or user_name("unknown"), reason=reason)
-    click.echo(f"{candidate_id} drives {fraction:.0%} of new runs ({e.registry_event_id}); the rest keep "
+    echo(f"{candidate_id} drives {fraction:.0%} of new runs ({e.registry_event_id}); the rest keep "
                f"{e.previous_policy_id}. See: supervisor eval canary report {candidate_id}")
 
 
@@ -314,7 +339,7 @@ def canary_stop_cmd(ctx: click.Context, candidate_id: str, by: str | None, reaso
     from evals.registry import stop
 
     e = stop(settings_from(ctx), candidate_id, by=by or user_name("unknown"), reason=reason)
-    click.echo(f"{candidate_id} is off canary ({e.registry_event_id})")
+    echo(f"{candidate_id} is off canary ({e.registry_event_id})")
 
 
 @canary_group.command("report")
@@ -378,7 +403,7 @@ def promote_cmd(ctx: click.Context, candidate_id: str, approved_by: str, force: 
     c = load_candidate(candidate_id, candidates_dir)
     e = promote(settings_from(ctx), candidate_id, c.policy, approved_by=approved_by, force=force, reason=reason)
     forced = " (FORCED: " + str(e.details.get("overridden")) + ")" if e.forced else ""
-    click.echo(f"promoted {candidate_id} ({c.policy.policy_id}), approved by {approved_by}{forced}; new runs use it. "
+    echo(f"promoted {candidate_id} ({c.policy.policy_id}), approved by {approved_by}{forced}; new runs use it. "
                "Undo: supervisor eval rollback --by NAME")
 
 
@@ -393,7 +418,7 @@ def rollback_cmd(ctx: click.Context, by: str, reason: str | None) -> None:
 
     e = rollback(settings_from(ctx), by=by, reason=reason)
     now = f"{e.candidate_id} ({e.policy_id})" if e.policy_id else "the shipped baseline"
-    click.echo(f"rolled back {e.previous_policy_id}; new runs use {now}")
+    echo(f"rolled back {e.previous_policy_id}; new runs use {now}")
 
 
 def _history(ctx: click.Context, kinds: tuple[str, ...], as_json: bool, title: str) -> None:
@@ -406,7 +431,7 @@ def _history(ctx: click.Context, kinds: tuple[str, ...], as_json: bool, title: s
         click.echo(json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False))
         return
     if not rows:
-        click.echo(f"no {title} yet")
+        echo(f"no {title} yet")
         return
     table = Table(title=title)
     for col in ("when", "kind", "candidate", "policy", "previous", "fraction", "by", "gate", "reason"):

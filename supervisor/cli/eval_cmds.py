@@ -14,12 +14,10 @@ can gate on it); 2 bad usage or a bad suite/policy file; 4 warehouse unusable.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from supervisor.cli import settings_from
+from supervisor.cli import echo, settings_from
 from supervisor.errors import EXIT_CHECK_FAILED, UsageError
 
 err_console = Console(stderr=True)
@@ -55,19 +53,6 @@ def parse_since(value: str | None) -> float | None:
     except ValueError as exc:
         raise UsageError(f"--since {value!r} is neither a duration nor a date",
                          "use e.g. --since 7d, --since 12h or --since 2026-11-01") from exc
-
-
-@contextlib.contextmanager
-def _progress(enabled: bool, total: int, label: str) -> Iterator[Any]:
-    """A rich progress bar on stderr (only on long runs and a terminal)."""
-    if not enabled or total < 50:
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True) as prog:
-        yield prog, prog.add_task(label, total=total)
 
 
 @click.group("eval")
@@ -104,7 +89,7 @@ def list_cmd(expanded: bool, as_json: bool, suites_dir: Path | None) -> None:
         table.add_row(r["suite"], ",".join(sorted(r["kinds"])), str(r["cases"]), str(r["must_pass"]),
                       str(r["version"]), r["hash"], r["description"])
     table_console().print(table)
-    click.echo(f"{len(rows)} suites, {sum(r['cases'] for r in rows)} cases")
+    echo(f"{len(rows)} suites, {sum(r['cases'] for r in rows)} cases")
 
 
 @eval_group.command("run")
@@ -138,15 +123,14 @@ def run_cmd(ctx: click.Context, suite_spec: str, policy_arg: str, as_json: bool,
     settings = settings_from(ctx)
     if min_pass_rate is None:
         min_pass_rate = load_gate_config(None).eval.min_weighted_pass_rate
-    total = sum(len(s.cases) for s in resolve_suites(suite_spec, suites_dir))
-    with _progress(not as_json and sys.stderr.isatty(), total, "eval run") as prog:
-        hook = None
-        if prog is not None:
-            bar, task = prog
-            hook = lambda _suite, _i: bar.advance(task)  # noqa: E731
+    from supervisor.cli.progress import command_progress
+
+    suites = resolve_suites(suite_spec, suites_dir)
+    with command_progress("eval run") as prog:
+        prog.step(f"{len(suites)} suites under {policy_arg}", sum(len(s.cases) for s in suites))
         run, path, err = eval_run(suite_spec, policy_arg, settings=settings, save_report=save_report,
                                   reports_dir=reports_dir, episodes=not no_episodes, suites_root=suites_dir,
-                                  progress=hook, min_pass_rate=min_pass_rate)
+                                  progress=lambda _suite, _i: prog.advance(), min_pass_rate=min_pass_rate)
     failed = run.failed_check
     if as_json:
         data = run.model_dump(mode="json")
@@ -156,13 +140,23 @@ def run_cmd(ctx: click.Context, suite_spec: str, policy_arg: str, as_json: bool,
     else:
         _print_run(run, show_failures)
         if path:
-            click.echo(f"report: {path}")
+            echo(f"report: {path}")
         for why in failed:
-            click.echo(f"FAILED: {why}")
+            echo(f"FAILED: {why}")
     if err:
-        click.echo(f"warning: results not stored in the warehouse: {err}", err=True)
+        echo(f"warning: results not stored in the warehouse: {err}", err=True)
     if failed:
         ctx.exit(EXIT_CHECK_FAILED)
+
+
+def _beyond_baseline(flags: list[str]) -> list[str]:
+    """The run's safety-relaxing knobs that the shipped baseline does not have itself: its own
+    (reviewed, covered by must-pass cases) are no news on every run. All are stored with the run."""
+    from evals.safety import safety_flags
+    from supervisor.policy import baseline_policy
+
+    own = set(safety_flags(baseline_policy()))
+    return [f for f in flags if f not in own]
 
 
 def _print_run(run: Any, show_failures: bool) -> None:
@@ -178,7 +172,7 @@ def _print_run(run: Any, show_failures: bool) -> None:
                       str(m.persistent_approvals), str(m.missed_prompts), str(m.false_prompts),
                       str(m.must_pass_failures), str(m.judge_calls), f"{m.judge_cost_usd:.4f}")
     console.print(table)
-    for flag in run.safety_flags:
+    for flag in _beyond_baseline(run.safety_flags):
         console.print(f"  [yellow]safety knob relaxed:[/yellow] {flag}", highlight=False)
     if show_failures:
         bad = [r for r in run.results if r.status in ("fail", "error")]
@@ -207,7 +201,7 @@ def expand_cmd(suite_spec: str, variants_per_case: int, seed: int, out_dir: Path
 
     for name, path, n in eval_expand(suite_spec, variants_per_case=variants_per_case, seed=seed,
                                      suites_root=suites_dir, out_dir=out_dir):
-        click.echo(f"{name}: {n} variants -> {path}")
+        echo(f"{name}: {n} variants -> {path}")
 
 
 @eval_group.command("replay")
@@ -227,50 +221,53 @@ def replay_cmd(ctx: click.Context, policy_arg: str, runs: str | None, since: str
     only, equivalent); escalations the candidate would have answered the way the human did (saved)
     or differently (mismatch)."""
     from evals.workbench import eval_replay
+    from supervisor.cli.progress import command_progress
 
     run_ids = [r.strip() for r in runs.split(",") if r.strip()] if runs else None
-    summary, result, path, err = eval_replay(policy_arg, settings=settings_from(ctx), run_ids=run_ids,
-                                             since=parse_since(since), save_report=save_report,
-                                             reports_dir=reports_dir)
+    with command_progress("replay") as prog:
+        prog.step("replaying the recorded observations")
+        summary, result, path, err = eval_replay(policy_arg, settings=settings_from(ctx), run_ids=run_ids,
+                                                 since=parse_since(since), save_report=save_report,
+                                                 reports_dir=reports_dir)
     if as_json:
         click.echo(json.dumps(summary | {"stored": err is None}, ensure_ascii=False, default=str))
     else:
         c = summary["by_class"]
         agree = summary["agreement"]
         ctrl = summary["control"]
-        click.echo(f"replay {summary['replay_run_id']} · policy {summary['policy_name']} ({summary['policy_id']})")
-        click.echo(f"  {summary['observations']} observations in {summary['runs']} runs, "
+        echo(f"replay {summary['replay_run_id']} · policy {summary['policy_name']} ({summary['policy_id']})")
+        echo(f"  {summary['observations']} observations in {summary['runs']} runs, "
                    f"{summary['unique_screens']} distinct screens, {summary['seconds']}s")
         rep = ctrl["reproduction"]
-        click.echo(f"  control: each run's own policy ({len(ctrl['policies'])} policies) reproduces "
+        echo(f"  control: each run's own policy ({len(ctrl['policies'])} policies) reproduces "
                    + (f"{rep:.2%}" if rep is not None else "n/a") + " of the recorded decisions"
                    + (f"; no stored content for {', '.join(ctrl['missing_policies'])} (compared with the recording)"
                       if ctrl["missing_policies"] else ""))
-        click.echo(f"  candidate agrees with the control on {agree:.1%} of {summary['compared']}" if agree is not None
+        echo(f"  candidate agrees with the control on {agree:.1%} of {summary['compared']}" if agree is not None
                    else "  no recorded decisions to compare with")
-        click.echo("  " + " · ".join(f"{k} {v}" for k, v in c.items()))
-        click.echo(f"  escalations a human resolved: saved {summary['saved_escalations']} "
+        echo("  " + " · ".join(f"{k} {v}" for k, v in c.items()))
+        echo(f"  escalations a human resolved: saved {summary['saved_escalations']} "
                    f"(in {summary['saved_runs']} runs), answered differently {summary['answer_mismatches']}")
         cps = summary.get("checkpoints") or {}
         if cps.get("checkpoints"):
             ca = cps.get("agreement")
-            click.echo(f"  checkpoints: {cps['checkpoints']} in {cps['runs']} runs, agreement "
+            echo(f"  checkpoints: {cps['checkpoints']} in {cps['runs']} runs, agreement "
                        + (f"{ca:.1%}" if ca is not None else "n/a") + " · "
                        + " · ".join(f"{k} {v}" for k, v in cps["by_class"].items()))
             for note in cps.get("notes", [])[:5]:
-                click.echo(f"  note: {note}")
+                echo(f"  note: {note}")
         import polars as pl
 
         worst = result.filter(pl.col("divergence").is_in(["safety_regression", "risky_routing"])).sort(
             "divergence", descending=True).head(10)
         for row in worst.iter_rows(named=True):
-            click.echo(f"  {row['divergence']}: run {row['run_id']} seq {row['seq']}: control "
+            echo(f"  {row['divergence']}: run {row['run_id']} seq {row['seq']}: control "
                        f"{row['control_kind'] or row['recorded_kind']} {row['control_keys'] or row['recorded_keys']}, "
                        f"candidate {row['replayed_kind']} {row['replayed_keys']} ({row['replayed_reason']})")
         if path:
-            click.echo(f"report: {path}")
+            echo(f"report: {path}")
     if err:
-        click.echo(f"warning: replay not stored in the warehouse: {err}", err=True)
+        echo(f"warning: replay not stored in the warehouse: {err}", err=True)
 
 
 def _read_answer(_question: str) -> str | None:
@@ -318,42 +315,46 @@ def compare_cmd(ctx: click.Context, baseline_arg: str, candidate_arg: str, suite
     if scorer_kind == "human" and not sys.stdin.isatty():
         # Driven from a pipe: read one answer per line, show pairs on stdout.
         human_io = (_read_answer, lambda text: click.echo(text, err=as_json))
-    outcome, path, err = eval_compare(baseline_arg, candidate_arg, suite_spec=suite_spec, replay=replay,
-                                      run_ids=run_ids, since=parse_since(since), scorer_kind=scorer_kind, seed=seed,
-                                      settings=settings_from(ctx), save_report=save_report,
-                                      reports_dir=reports_dir, suites_root=suites_dir, human_io=human_io,
-                                      episodes=episodes, alpha=alpha)
+    from supervisor.cli.progress import command_progress
+
+    with command_progress("compare", live=False if scorer_kind == "human" else None) as prog:
+        prog.step("both policies over the cases, then the blind scoring")
+        outcome, path, err = eval_compare(baseline_arg, candidate_arg, suite_spec=suite_spec, replay=replay,
+                                          run_ids=run_ids, since=parse_since(since), scorer_kind=scorer_kind,
+                                          seed=seed, settings=settings_from(ctx), save_report=save_report,
+                                          reports_dir=reports_dir, suites_root=suites_dir, human_io=human_io,
+                                          episodes=episodes, alpha=alpha)
     s = outcome.summary
     if as_json:
         click.echo(json.dumps(s.model_dump(mode="json") | {"by_suite": outcome.by_suite, "stored": err is None},
                               ensure_ascii=False))
     else:
         wr = f"{s.win_rate:.1%}" if s.win_rate is not None else "n/a"
-        click.echo(f"compare {s.compare_run_id} · scorer {s.scorer} · seed {s.seed} · {s.source}")
-        click.echo(f"  baseline  {s.baseline_name} ({s.baseline_policy_id})")
-        click.echo(f"  candidate {s.candidate_name} ({s.candidate_policy_id})")
-        click.echo(f"  RESULT: {s.result.upper().replace('_', ' ')}")
+        echo(f"compare {s.compare_run_id} · scorer {s.scorer} · seed {s.seed} · {s.source}")
+        echo(f"  baseline  {s.baseline_name} ({s.baseline_policy_id})")
+        echo(f"  candidate {s.candidate_name} ({s.candidate_policy_id})")
+        echo(f"  RESULT: {s.result.upper().replace('_', ' ')}")
         for v in s.vetoes:
-            click.echo(f"  VETO: {v}")
+            echo(f"  VETO: {v}")
         for r in s.safety_relaxations:
-            click.echo(f"  safety knob relaxed: {r}")
-        click.echo(f"  {s.pairs} pairs ({s.identical} identical): candidate wins {s.wins}, losses {s.losses}, "
+            echo(f"  safety knob relaxed: {r}")
+        echo(f"  {s.pairs} pairs ({s.identical} identical): candidate wins {s.wins}, losses {s.losses}, "
                    f"ties {s.ties}, scorer errors {s.errors}")
-        click.echo(f"  {s.clusters} origin cases: wins {s.cluster_wins}, losses {s.cluster_losses}, "
+        echo(f"  {s.clusters} origin cases: wins {s.cluster_wins}, losses {s.cluster_losses}, "
                    f"ties {s.cluster_ties}; win rate {wr} (95% Wilson {s.ci_low:.3f}-{s.ci_high:.3f}), "
                    f"sign test p = {s.p_value:.4g} (alpha {s.alpha:g})")
-        click.echo(f"  mean net score per origin case: 95% cluster bootstrap {s.bootstrap_low:+.3f} to "
+        echo(f"  mean net score per origin case: 95% cluster bootstrap {s.bootstrap_low:+.3f} to "
                    f"{s.bootstrap_high:+.3f}")
         if s.judge_calls:
-            click.echo(f"  judge calls {s.judge_calls}, cost ${s.judge_cost_usd:.4f}")
+            echo(f"  judge calls {s.judge_calls}, cost ${s.judge_cost_usd:.4f}")
         for suite, d in sorted(outcome.by_suite.items()):
             if d["wins"] or d["losses"] or d["errors"]:
-                click.echo(f"    {suite}: +{d['wins']} -{d['losses']} ={d['ties']}"
+                echo(f"    {suite}: +{d['wins']} -{d['losses']} ={d['ties']}"
                            + (f" errors {d['errors']}" if d["errors"] else ""))
         if path:
-            click.echo(f"report: {path}")
+            echo(f"report: {path}")
     if err:
-        click.echo(f"warning: compare not stored in the warehouse: {err}", err=True)
+        echo(f"warning: compare not stored in the warehouse: {err}", err=True)
     if s.result in ("loss", "error"):
         ctx.exit(EXIT_CHECK_FAILED)
 

@@ -9,8 +9,10 @@ A thin skin over :mod:`supervisor.runner`: resolve the policy, open the tmux sur
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import logging
 import os
 import shlex
 import signal
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.text import Text
 
 from supervisor.cli import console, err_console, settings_from
 from supervisor.cli.output import print_json
@@ -29,12 +32,14 @@ from supervisor.errors import (
     EXIT_ESCALATED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EnvironmentProblem,
     InputError,
     PaneGone,
     SupervisorError,
     UsageError,
 )
 from supervisor.ids import new_id
+from supervisor.outqueue import OutputQueue, QueuedLogHandler, mark_output_stuck, output_stuck
 from supervisor.settings import Settings
 
 if TYPE_CHECKING:  # the runner and the policy load when a command runs, not for --help (bench/cli_start.py)
@@ -89,6 +94,12 @@ def _tmux(settings: Settings) -> str:
     return f"tmux -L {settings.tmux_socket}" if settings.tmux_socket else "tmux"
 
 
+def _attach_hint(settings: Settings, session: str) -> str:
+    from supervisor.cli.hints import tmux_attach
+
+    return tmux_attach(settings.tmux_socket, session)
+
+
 def _policy_options(f: Any) -> Any:
     f = click.option("--poll", type=click.FloatRange(min=0.05), default=None, metavar="SECONDS",
                      help="Poll with capture-pane every SECONDS instead of tmux control-mode events.")(f)
@@ -141,6 +152,15 @@ def _task_options(f: Any) -> Any:
     return f
 
 
+def _profile_option(f: Any) -> Any:
+    return click.option("--profile", default=None, metavar="NAME",
+                        help="The worker profile of a workflow run (--spec): its supervision mode sets the "
+                             "retries a step gets before a human is asked, the wording of instructions and "
+                             "the pause handling (default: $SUPERVISOR_PROFILE, the preference `profile`, the "
+                             "profile listing the agent, the policy's default; `supervisor profiles` lists "
+                             "them).")(f)
+
+
 def tmux_surface(settings: Settings, poll: float | None) -> Any:
     """The tmux surface on the invocation's socket (control-mode events, or polling every ``poll`` seconds)."""
     from supervisor.surfaces.tmux import TmuxSurface
@@ -148,8 +168,45 @@ def tmux_surface(settings: Settings, poll: float | None) -> Any:
     return TmuxSurface(settings.tmux_socket, poll_s=poll)
 
 
+def sent_text(text: str, limit: int = 72) -> str:
+    """An instruction as the live log shows it: redacted, its first line, shortened."""
+    from supervisor.redact import clip, redact
+
+    lines = redact(text).strip().splitlines()
+    first = lines[0] if lines else ""
+    more = " …" if len(lines) > 1 else ""
+    return clip(first, limit) + more
+
+
+def with_attach(text: str, socket: str | None, session: str | None) -> str:
+    """A next action that says "tmux attach", with the exact command for this run's pane (its
+    ``-L`` socket and session)."""
+    if not session or "tmux attach" not in text:
+        return text
+    from supervisor.cli.hints import tmux_attach
+
+    return text.replace("tmux attach", tmux_attach(socket, session), 1)
+
+
 def print_events(sup: Supervisor, *, quiet: bool = False) -> None:
-    """Print answers, pauses, resumes and run ends as they are journaled."""
+    """Print answers, pauses, resumes and run ends as they are journaled, from a thread of their own
+    through a bounded queue (supervisor.outqueue): a terminal that stops reading never holds up
+    supervision; when the queue overflows, the oldest lines are dropped and counted."""
+    out = output_queue(sup)
+
+    def on_notice(runner: PaneRunner, text: str) -> None:
+        stamp = dt.datetime.now().strftime("%H:%M:%S")
+        err_console.print(f"{stamp} {runner.pane_id} [bold red]{text}[/]", highlight=False)
+
+    sup.on_notice = out.wrap(on_notice)
+    if getattr(sup, "echo", None) is not None:  # a workflow supervisor's own lines
+        sup.echo = out.wrap(sup.echo)
+    paused_at: dict[str, float] = {}
+
+    def ref(runner: PaneRunner) -> str:
+        from supervisor.runref import short_id
+
+        return short_id(runner.run_id, sup.settings.journals_dir)
 
     def on_journal(runner: PaneRunner, ev: Event) -> None:
         p = ev.payload
@@ -160,7 +217,10 @@ def print_events(sup: Supervisor, *, quiet: bool = False) -> None:
                 console.print(f"{stamp} {pane} task {'[green]taken[/]' if p['confirmed'] else '[red]NOT taken[/]'}"
                               f" ({p.get('note', '')})")
         elif ev.kind == "action" and p.get("delivered") and p.get("confirmed") is None:
-            console.print(f"{stamp} {pane} [green]sent[/] {' '.join(p.get('keys') or [])}")
+            sent = " ".join(p.get("keys") or [])
+            if p.get("text"):  # an instruction (a workflow's next step, a retry): its first line, redacted
+                sent = " ".join(x for x in (sent, repr(sent_text(p["text"]))) if x)
+            console.print(f"{stamp} {pane} [green]sent[/] ", Text(sent), sep="")
         elif ev.kind == "task" and p.get("status") == "queued":
             first = (p.get("text") or "").strip().splitlines()[0][:80] if (p.get("text") or "").strip() else ""
             console.print(f"{stamp} {pane} task queued ({p.get('source')}): {first}", markup=False, highlight=False)
@@ -168,29 +228,66 @@ def print_events(sup: Supervisor, *, quiet: bool = False) -> None:
             console.print(f"{stamp} {pane} turn {p.get('turn')} finished in {p.get('duration_s', 0):.1f}s "
                           f"({p.get('answered', 0)} answered, {p.get('escalated', 0)} escalated)")
         elif ev.kind == "pause":
-            console.print(f"{stamp} {pane} [bold red]PAUSED[/] {p.get('pause_reason')}\n"
-                          f"         next: {p.get('next_action')}")
+            paused_at.setdefault(runner.run_id, ev.at)
+            console.print(f"{stamp} {pane} [bold red]PAUSED[/] ", Text(str(p.get("pause_reason"))), sep="")
+            console.print("         next: " + with_attach(str(p.get("next_action")), runner.socket, runner.pane.session),
+                          markup=False, highlight=False)
         elif ev.kind == "resume":
-            console.print(f"{stamp} {pane} [cyan]resumed[/] (by {p.get('by')}, after {p.get('waited_s', 0):.0f}s)")
+            waited = p.get("waited_s")
+            since = paused_at.pop(runner.run_id, None)
+            if waited is None and since is not None:  # a workflow's resume: the wait since its pause
+                waited = ev.at - since
+            after = f", after {waited:.1f}s" if isinstance(waited, int | float) else ""
+            console.print(f"{stamp} {pane} [cyan]resumed[/] (by {p.get('by')}{after})")
         elif ev.kind == "friction" and p.get("kind") in ("human_keystrokes", "answer_not_taken", "stall"):
             console.print(f"{stamp} {pane} [yellow]{p.get('kind')}[/] {p.get('detail')}")
         elif ev.kind == "run_ended":
-            console.print(f"{stamp} {pane} run {runner.run_id} ended: [bold]{p.get('outcome')}[/]"
+            console.print(f"{stamp} {pane} run {ref(runner)} ended: [bold]{p.get('outcome')}[/]"
                           + (f" (exit {p.get('exit_code')})" if p.get("exit_code") is not None else ""))
             blocker = p.get("blocker")
             if blocker:  # it exited on an error a human must fix: say which, and what to do
                 console.print(f"         blocked: {blocker.get('kind')}: {blocker.get('message')}\n"
                               f"         next: {p.get('next_action')}", markup=False, highlight=False)
         elif ev.kind == "run_started" and not quiet:
-            console.print(f"{stamp} {pane} supervising ({p.get('agent')}) as run {runner.run_id}")
+            console.print(f"{stamp} {pane} supervising ({p.get('agent')}) as run {ref(runner)}")
         elif ev.kind == "note" and p.get("type") == "supervision_resumed":
-            console.print(f"{stamp} {pane} continuing run {runner.run_id} from its journal (its supervisor was gone)")
+            console.print(f"{stamp} {pane} continuing run {ref(runner)} from its journal (its supervisor was gone)")
 
-    sup.on_journal = on_journal
+    sup.on_journal = out.wrap(on_journal)
+
+
+def say(sup: Any, text: str, *, err: bool = False, **kw: Any) -> None:
+    """Print a line of a supervising command through its queue (never blocking the supervisor's
+    main thread on a terminal that stopped reading); once the queue is closed, directly, unless
+    the output is stuck (the line is dropped: the journal and the exit code tell the same)."""
+    target = err_console if err else console
+    out = getattr(sup, "output", None)
+    if isinstance(out, OutputQueue) and not out.closed:
+        out.put(lambda: target.print(text, **kw))
+    elif not output_stuck():
+        target.print(text, **kw)
+
+
+def output_queue(sup: Any) -> OutputQueue:
+    """The supervisor's printing queue (made once, with warnings logged through it too)."""
+    out = getattr(sup, "output", None)
+    if isinstance(out, OutputQueue):
+        return out
+
+    def dropped(n: int) -> None:
+        err_console.print(f"[yellow]{n} line{'s' if n != 1 else ''} not shown; see the journal[/] "
+                          "(`supervisor runs show RUN_ID`)", highlight=False)
+
+    out = OutputQueue(on_dropped=dropped)
+    sup.output = out
+    root = logging.getLogger()
+    if not any(isinstance(h, QueuedLogHandler) for h in root.handlers):
+        root.addHandler(QueuedLogHandler(out))
+    return out
 
 
 def _exit_code(runners: list[PaneRunner], interrupted: bool) -> int:
-    if any(r.outcome == "escalated" for r in runners):
+    if any(r.outcome == "escalated" or (r.suspended and r.state.paused) for r in runners):
         return EXIT_ESCALATED
     if any(r.outcome == "lost" for r in runners):
         return EXIT_ENVIRONMENT
@@ -212,22 +309,55 @@ def _clean_exit(r: PaneRunner) -> bool:
             and not fold.queued_tasks and fold.current_task is None and r.config.turns is None)
 
 
-def supervise_foreground(sup: Supervisor, *, duration: float | None = None) -> bool:
-    """Run the loop in the foreground; Ctrl-C or SIGTERM stops it. True if interrupted."""
-    interrupted = False
+SUSPEND_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Signals that suspend supervision (Ctrl-C, `kill PID`, a closed terminal): the runs stay
+resumable. ``supervisor runs stop`` is what ends a run."""
 
-    def on_term(signum: int, frame: Any) -> None:
+
+def supervise_foreground(sup: Supervisor, *, duration: float | None = None) -> str | None:
+    """Run the loop in the foreground until its runs end. SIGINT, SIGTERM or SIGHUP suspends
+    supervision: every active run is journaled as suspended (not ended), so `supervisor runs
+    resume` or `attach` continues it. Returns the signal's name when one came, else None."""
+    got: list[str] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        got.append(signal.Signals(signum).name)
         raise KeyboardInterrupt
 
-    old = signal.signal(signal.SIGTERM, on_term)
+    old = {sig: signal.signal(sig, on_signal) for sig in SUSPEND_SIGNALS}
     try:
         sup.run(timeout=duration)
     except KeyboardInterrupt:
-        interrupted = True
+        got.append("SIGINT")  # raised by Python's own handler, before ours was installed
     finally:
-        signal.signal(signal.SIGTERM, old)
-        sup.close()
-    return interrupted
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        reason = f"the supervisor got {got[0]}" if got else None
+        sup.close(suspend=reason)
+        close_output(sup)
+    if reason:
+        from supervisor.cli.hints import program
+        from supervisor.runref import short_id
+
+        for r in sup.ended:
+            if r.suspended:
+                ref = short_id(r.run_id, sup.settings.journals_dir)
+                console.print(f"supervision of run {ref} suspended ({got[0]}); the agent keeps running in pane "
+                              f"{r.pane_id}: `{program()} runs resume {ref}` continues it, "
+                              f"`{program()} runs stop {ref}` ends it", markup=False, highlight=False)
+    return got[0] if got else None
+
+
+def close_output(sup: Any) -> None:
+    """Print what is still queued, for two seconds at most: output nobody reads does not keep the
+    process alive (the CLI then exits without flushing stdout, see supervisor.outqueue)."""
+    out = getattr(sup, "output", None)
+    if isinstance(out, OutputQueue):
+        if not out.close():
+            mark_output_stuck()
+        root = logging.getLogger()
+        for h in [h for h in root.handlers if isinstance(h, QueuedLogHandler) and h.out is out]:
+            root.removeHandler(h)
 
 
 @click.command("run", cls=_RunCommand)
@@ -237,20 +367,25 @@ def supervise_foreground(sup: Supervisor, *, duration: float | None = None) -> b
 @click.option("--exit-on-finish", is_flag=True,
               help="Quit the agent (its exit command) when the run is finished: its task, its --turns, or "
                    "without either, its first finished turn.")
+@click.option("--keep-session", is_flag=True,
+              help="Keep the tmux session after the agent exits (to read its last screen); by default a "
+                   "session whose agent has exited is closed when the run ends.")
 @click.option("--detach", is_flag=True,
               help="Supervise from a background process and return at once (see `supervisor status`).")
 @click.option("--width", type=click.IntRange(20, 1000), default=120, show_default=True)
 @click.option("--height", type=click.IntRange(5, 500), default=40, show_default=True)
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Hold the run to this approved workflow spec (a draft is refused).")
+@_profile_option
 @click.option("--acp", is_flag=True,
               help="COMMAND speaks the Agent Client Protocol (e.g. `gemini --acp`): run it as a subprocess "
                    "and supervise its permission requests as structured data instead of a tmux screen.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_context
 def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
-            task: str | None, turns: int | None, session: str | None, exit_on_finish: bool, detach: bool,
-            width: int, height: int, spec_path: Path | None, acp: bool, command: tuple[str, ...]) -> None:
+            task: str | None, turns: int | None, session: str | None, exit_on_finish: bool, keep_session: bool,
+            detach: bool, width: int, height: int, spec_path: Path | None, profile: str | None, acp: bool,
+            command: tuple[str, ...]) -> None:
     """Start COMMAND in a new tmux session and supervise every turn until the agent exits (or
     the run is stopped). With --task, type the task once the agent is ready and end the run when
     it is finished; `supervisor runs task RUN_ID TEXT` hands a running agent its next task.
@@ -284,11 +419,15 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
     run_id = new_id("run_")  # chosen first: a limited rollout picks this run's policy by its id
     config = _config(settings, policy_path, shadows, run_id=run_id, exit_on_finish=exit_on_finish,
                      command=list(command), task=task, turns=turns)
+    check_profile(config.policy, profile, spec_path)
     if acp:
         from supervisor.cli.acp_cmds import run_acp
 
-        ctx.exit(run_acp(settings, config, list(command), print_events, spec_path=spec_path))
+        with _profile_env(profile):  # the ACP runner's workflow controller reads $SUPERVISOR_PROFILE
+            ctx.exit(run_acp(settings, config, list(command), print_events, spec_path=spec_path))
+    require_program(command[0])  # (an ACP agent that cannot start is said by its run)
     from supervisor.redact import redact
+    from supervisor.runref import short_id
     from supervisor.workflow.live import load_runnable_spec, make_supervisor
 
     if spec_path is not None:
@@ -297,28 +436,94 @@ def run_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, .
     name = session or f"sv-{os.urandom(3).hex()}"
     pane = surface.new_session(name, list(command), width=width, height=height, cwd=os.getcwd())
     if detach:
-        log = _detach(settings, pane.pane_id, policy_path, shadows, poll, exit_on_finish, spec_path, task, turns)
+        log = _detach(settings, pane.pane_id, policy_path, shadows, poll, exit_on_finish, spec_path, task, turns,
+                      None if keep_session else name, profile)
         console.print(f"started {redact(shlex.join(command))} in tmux session {name} pane {pane.pane_id}; supervising in "
                       f"the background (log {log}); `supervisor status` shows it; "
-                      f"watch it: {_tmux(settings)} attach -t {name}")
+                      f"watch it: {_attach_hint(settings, name)}")
         ctx.exit(EXIT_OK)
     sup = make_supervisor(surface, settings, config, spec_path=spec_path, echo=console.print,
-                          socket=settings.tmux_socket)
+                          socket=settings.tmux_socket, profile=profile)
     print_events(sup, quiet=True)
     runner = sup.add_pane(pane, command=list(command), run_id=run_id)
-    console.print(f"supervising [bold]{redact(shlex.join(command))}[/] in tmux session {name} pane {pane.pane_id} "
-                  f"(run {runner.run_id}); watch it: {_tmux(settings)} attach -t {name}")
+    say(sup, f"supervising [bold]{redact(shlex.join(command))}[/] in tmux session {name} pane {pane.pane_id} "
+                  f"(run {short_id(runner.run_id, settings.journals_dir)}); watch it: {_attach_hint(settings, name)}")
     interrupted = supervise_foreground(sup)
-    if runner.outcome in ("finished", "escalated", "stopped"):
-        console.print(f"the agent is still in tmux session {name}: {_tmux(settings)} attach -t {name}")
+    if not keep_session and runner.outcome == "exited" and close_dead_session(surface, runner, name):
+        say(sup, f"closed tmux session {name} (its agent exited; --keep-session keeps it)")
+    elif runner.outcome in ("finished", "escalated", "stopped") or runner.suspended:
+        say(sup, f"the agent is still in tmux session {name}: {_attach_hint(settings, name)}")
     elif runner.outcome == "lost":
-        err_console.print(f"[red]the tmux server went away[/] ({_tmux(settings)}); run {runner.run_id} is closed")
+        say(sup, f"[red]the tmux server went away[/] ({_tmux(settings)}); run {runner.run_id} is closed", err=True)
     ctx.exit(_exit_code([runner], interrupted))
+
+
+def check_profile(policy: Policy, profile: str | None, spec_path: Path | None) -> None:
+    """Refuse, before anything starts, a profile without a workflow to shape or one the policy lacks."""
+    if profile is None:
+        return
+    if spec_path is None:
+        raise UsageError("--profile shapes a workflow run (retries, instruction wording, pause handling), and "
+                         "this run has no spec", "add --spec PLAN.yaml, or drop --profile")
+    from supervisor.workflow.profiles import require_profile
+
+    require_profile(policy, profile)
+
+
+@contextlib.contextmanager
+def _profile_env(profile: str | None) -> Iterator[None]:
+    """``$SUPERVISOR_PROFILE`` set to ``profile`` for the block (unchanged when None)."""
+    if profile is None:
+        yield
+        return
+    before = os.environ.get("SUPERVISOR_PROFILE")
+    os.environ["SUPERVISOR_PROFILE"] = profile
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SUPERVISOR_PROFILE", None)
+        else:
+            os.environ["SUPERVISOR_PROFILE"] = before
+
+
+def require_program(name: str) -> None:
+    """Refuse, before any tmux session exists, an agent program the shell would not find (exit 3):
+    otherwise the pane dies at once with status 127 and nothing says why."""
+    import shutil
+
+    if "=" in name:  # an environment assignment in front of the program: the shell resolves it
+        return
+    if "/" in name:
+        path = Path(name).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise EnvironmentProblem(f"`{name}`: no such executable file", "check the path, or install the agent")
+        return
+    if shutil.which(name) is None:
+        raise EnvironmentProblem(f"`{name}`: command not found in PATH", "install it, or pass the full path")
+
+
+def close_dead_session(surface: Any, runner: PaneRunner, session: str) -> bool:
+    """Kill the tmux session ``run`` created for this run once its agent has exited (its pane is
+    dead or gone): nothing is left behind on the server. A live agent's session is kept."""
+    try:
+        info = surface.pane_info(runner.pane_id)
+    except PaneGone:
+        return False
+    except SupervisorError:
+        return False
+    if not info.dead:
+        return False
+    try:
+        surface.cmd("kill-session", "-t", session)
+    except SupervisorError:
+        return False
+    return True
 
 
 def _detach(settings: Settings, pane_id: str, policy_path: Path | None, shadows: tuple[Path, ...],
             poll: float | None, exit_on_finish: bool, spec_path: Path | None, task: str | None,
-            turns: int | None) -> Path:
+            turns: int | None, close_session: str | None, profile: str | None = None) -> Path:
     """Start ``supervisor attach PANE`` as a background process in a session of its own."""
     import subprocess
     import sys
@@ -337,10 +542,14 @@ def _detach(settings: Settings, pane_id: str, policy_path: Path | None, shadows:
         args.append("--exit-on-finish")
     if spec_path is not None:
         args += ["--spec", str(spec_path.resolve())]
+    if profile is not None:
+        args += ["--profile", profile]
     if task is not None:
         args += ["--task", task]
     if turns is not None:
         args += ["--turns", str(turns)]
+    if close_session is not None:
+        args += ["--close-session", close_session]
     args.append(pane_id)
     logs = settings.home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -358,11 +567,14 @@ def _detach(settings: Settings, pane_id: str, policy_path: Path | None, shadows:
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Hold the run to this approved workflow spec (a draft is refused).")
 @click.option("--run-id", default=None, help="With --spec: continue this run from its journal (after a crash).")
+@click.option("--close-session", default=None, hidden=True,
+              help="`run --detach` created this tmux session: close it when the run ends with its agent exited.")
+@_profile_option
 @click.argument("panes", nargs=-1, required=True)
 @click.pass_context
 def attach_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path, ...], poll: float | None,
                task: str | None, turns: int | None, exit_on_finish: bool, spec_path: Path | None,
-               run_id: str | None, panes: tuple[str, ...]) -> None:
+               run_id: str | None, close_session: str | None, profile: str | None, panes: tuple[str, ...]) -> None:
     """Supervise panes that already run an agent (tmux pane ids like %3, or session:window.pane).
     A pane whose earlier run lost its supervisor (killed, crashed) continues that same run."""
     settings = settings_from(ctx).ensure()
@@ -374,18 +586,21 @@ def attach_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path
                          "drop --task/--turns, or attach without --spec")
     config = _config(settings, policy_path, shadows, exit_on_finish=exit_on_finish, task=read_task(task),
                      turns=turns)
+    check_profile(config.policy, profile, spec_path)
     from supervisor.workflow.live import make_supervisor
 
     surface = tmux_surface(settings, poll)
     infos = [_find_pane(surface, settings, p) for p in panes]
     sup = make_supervisor(surface, settings, config, spec_path=spec_path, run_id=run_id, echo=console.print,
-                          socket=settings.tmux_socket, auto_resume=True)
+                          socket=settings.tmux_socket, auto_resume=True, profile=profile)
     print_events(sup)
     runners = [sup.add_pane(i) for i in infos]
     for r in runners:
         if r.resuming and config.task:
             r.queue_task(config.task, source="attach --task")
     interrupted = supervise_foreground(sup)
+    if close_session is not None and len(runners) == 1 and runners[0].outcome == "exited":
+        close_dead_session(surface, runners[0], close_session)
     ctx.exit(_exit_code(runners, interrupted))
 
 
@@ -435,12 +650,13 @@ def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path,
     picking up new agent panes as they appear; never this supervisor's own pane, and plain shells
     only with --include-shells. One process, one run per pane, each until its agent exits; a pane
     whose earlier run lost its supervisor continues that run."""
-    from supervisor.runner import Supervisor
+    from supervisor.workflow.live import InboxSupervisor
 
     settings = settings_from(ctx).ensure()
     config = _config(settings, policy_path, shadows)
     surface = tmux_surface(settings, poll)
-    sup = Supervisor(surface, settings, config, socket=settings.tmux_socket, renew_finished=True, auto_resume=True)
+    sup = InboxSupervisor(surface, settings, config, socket=settings.tmux_socket, renew_finished=True,
+                          auto_resume=True)
     print_events(sup)
     if panes:
         for p in panes:
@@ -453,8 +669,8 @@ def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path,
         # (With control clients attached, tmux tells us about new windows, panes and sessions.)
         sup.rescan_every = max(poll or 0.0, 5.0) if poll or not surface.server_alive() else None
         found = sup.scan()
-        console.print(f"watching {_tmux(settings)}: {len(found)} agent pane(s)"
-                      + (f" ({', '.join(r.pane_id for r in found)})" if found else "") + "; Ctrl-C to stop")
+        say(sup, f"watching {_tmux(settings)}: {len(found)} agent pane(s)"
+                 + (f" ({', '.join(r.pane_id for r in found)})" if found else "") + "; Ctrl-C to stop")
     interrupted = supervise_foreground(sup, duration=duration)
     runners = sup.ended
     if interrupted:
@@ -462,7 +678,7 @@ def watch_cmd(ctx: click.Context, policy_path: Path | None, shadows: tuple[Path,
     ctx.exit(EXIT_ESCALATED if any(r.outcome == "escalated" for r in runners) else EXIT_OK)
 
 
-def _first_event(path: Path) -> dict[str, Any]:
+def first_event(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             line = fh.readline()
@@ -475,21 +691,24 @@ def live_runs(settings: Settings, *, include_ended: bool = False) -> list[dict[s
     """Runs as their journals tell them: state, paused, pause_reason, next_action, and whether a
     supervisor holds the run (``supervisor_alive``). Runs whose supervisor is gone and whose pane
     is dead (or gone) are closed first: nobody can continue them."""
-    from supervisor.control import is_live
+    from supervisor.control import control_dir, is_live
     from supervisor.history import list_runs
     from supervisor.lifecycle import close_orphans
+    from supervisor.suspension import read_suspension
 
     close_orphans(settings)
     rows = []
     for r in list_runs(settings.journals_dir):
         if r.outcome is not None and not include_ended:
             continue
-        first = _first_event(Path(r.journal_path)).get("payload", {})
+        first = first_event(Path(r.journal_path)).get("payload", {})
         row = r.to_dict()
         row["session"] = first.get("session")
+        row["socket"] = first.get("socket")
         row["host"] = first.get("host")
         row["supervisor_pid"] = first.get("pid")
         row["supervisor_alive"] = is_live(settings, r.run_id) if r.outcome is None else False
+        row["suspended"] = read_suspension(control_dir(settings, r.run_id)) if row["supervisor_alive"] else None
         row["age_s"] = round(time.time() - (r.last_event_at or time.time()), 1)
         rows.append(row)
     return rows
@@ -509,19 +728,45 @@ def status_cmd(ctx: click.Context, as_json: bool, include_ended: bool) -> None:
     if not rows:
         console.print("no live runs" + ("" if include_ended else " (--all shows ended ones)"))
         return
-    from rich.table import Table
+    from supervisor.cli.hints import program, tmux_attach
+    from supervisor.cli.output import fitted_table, seconds
+    from supervisor.runref import short_ids
 
-    table = Table(title="supervised runs")
-    for col in ("run_id", "pane", "agent", "state", "paused", "next action", "age"):
-        table.add_column(col, overflow="fold", max_width=60)
+    short = short_ids([r["run_id"] for r in rows], settings.journals_dir)
+    table_rows = []
     for r in rows:
         state = r["outcome"] or r["state"] or "-"
         if r["outcome"] is None and r["supervisor_alive"] is False:
-            state += " (supervisor gone: `supervisor runs resume` continues it)"
-        table.add_row(r["run_id"], r["pane_id"] or "-", r["agent"] or "-", state,
-                      f"[red]{r['pause_reason']}[/]" if r["paused"] else "no", r["next_action"] or "",
-                      f"{r['age_s']:.0f}s")
-    console.print(table)
+            state = f"{state}, no supervisor"
+        if r.get("suspended"):
+            state = "SUSPENDED: journal not writable"
+        table_rows.append([short[r["run_id"]], r["pane_id"] or "-", r["agent"] or "-", state,
+                           "PAUSED" if r["paused"] and r["outcome"] is None else "yes" if r["paused"] else "no",
+                           seconds(r["age_s"])])
+    console.print(fitted_table([("run", "left"), ("pane", "left"), ("agent", "left"), ("state", "left"),
+                                ("paused", "left"), ("quiet for", "right")], table_rows, width=console.width),
+                  markup=False, highlight=False)
+    # What a person must read or do is prose below the table: it wraps, the table rows never do.
+    prog = program()
+    for r in rows:
+        ref = short[r["run_id"]]
+        socket, session = r.get("socket"), r.get("session")
+        if r["outcome"] is None and r["paused"]:
+            console.print(Text(f"{ref} paused: {r['pause_reason']}", style="red"))
+            if r["next_action"]:
+                console.print(Text("  next: " + with_attach(str(r["next_action"]), socket, session)))
+        if r["outcome"] is None and r["supervisor_alive"] is False:
+            console.print(Text(f"{ref} has no supervisor: `{prog} runs resume {ref}` continues it, "
+                               f"`{prog} runs stop {ref}` ends it"))
+        if r["outcome"] is None and session:
+            console.print(Text(f"{ref} watch it: {tmux_attach(socket, session)}", style="dim"))
+        if r.get("suspended"):
+            console.print(Text(f"{ref} not supervised now: its journal cannot be written "
+                               f"({r['suspended'].get('why')}); supervision resumes by itself", style="bold red"))
+    suspended = [r for r in rows if r.get("suspended")]
+    if suspended:
+        err_console.print(f"[bold red]{len(suspended)} run(s) not supervised now: their journal cannot be written[/] "
+                          "(free space where the journals are; supervision resumes by itself)")
     paused = [r for r in rows if r["paused"] and r["outcome"] is None]
     if paused:
         err_console.print(f"[bold red]{len(paused)} run(s) paused and waiting for you[/]")

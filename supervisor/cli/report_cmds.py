@@ -1,5 +1,5 @@
 """`supervisor report friction|run RUN_ID|candidate ID|evals`: reports written from the warehouse
-into a folder under reports/ (markdown + PNG), from the same functions the notebooks call. The
+into a folder under HOME/reports/ or --out DIR (markdown + PNG), from the same functions the notebooks call. The
 plots need the optional `analysis` extra (matplotlib); without it the command says so in one
 line before reading anything."""
 
@@ -9,24 +9,31 @@ from pathlib import Path
 
 import click
 
-from supervisor.cli import console, settings_from
+from supervisor.cli import console, echo, settings_from
 from supervisor.cli.output import df_records, print_df, print_json
 from supervisor.cli.runs_cmds import RUN_ID
 
-_OUT = click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
-                    show_default=True, help="Folder to write the report's folder into.")
+
+def _home_reports(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path:
+    """Without --out: the supervisor's home, never the current directory (often the agent's project)."""
+    return value if value is not None else settings_from(ctx).home / "reports"
+
+
+_OUT = click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                    callback=_home_reports,
+                    help="Folder to write the report's folder into (default: HOME/reports).")
 
 
 @click.group("report")
 def report() -> None:
-    """Reports over the warehouse: markdown and PNG plots in a folder under reports/."""
+    """Reports over the warehouse: markdown and PNG plots in a folder under HOME/reports/ (or --out)."""
 
 
 def _written(rep: object) -> None:
     from supervisor.analysis import Report
 
     assert isinstance(rep, Report)
-    click.echo(f"report: {rep.markdown} ({len(rep.images)} plots)")  # one line, never wrapped: scripts read it
+    echo(f"report: {rep.markdown} ({len(rep.images)} plots)")  # one line, never wrapped: scripts read it
 
 
 @report.command("friction")

@@ -10,14 +10,15 @@ or ``last`` (:data:`RUN_ID`).
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.panel import Panel
 from rich.text import Text
 
 from supervisor.cli import console, err_console, settings_from
-from supervisor.cli.output import df_records, print_df, print_json
+from supervisor.cli.output import df_records, print_json
 from supervisor.errors import InputError, WarehouseLocked
 from supervisor.runref import resolve_run_id
 from supervisor.settings import Settings
@@ -41,9 +42,6 @@ class RunRef(click.ParamType):
 RUN_ID = RunRef()
 """The parameter type of every ``RUN_ID`` argument (``runs ...``, ``report run``)."""
 
-LIST_COLUMNS = ["run_id", "started_at", "agent", "outcome", "paused", "duration_s", "observations", "answers",
-                "escalations", "friction_events", "friction_seconds"]
-
 
 @click.group("runs", invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print runs as a JSON array.")
@@ -66,10 +64,7 @@ def runs(ctx: click.Context, as_json: bool, limit: int) -> None:
         if as_json:
             print_json(rows)
         else:
-            for r in rows:
-                started = dt.datetime.fromtimestamp(r["started_at"] or 0).isoformat(timespec="seconds")
-                console.print(f"{r['run_id']}  {started}  {r['agent'] or '-'}  {r['outcome'] or r['state'] or '-'}"
-                              f"{'  PAUSED: ' + str(r['pause_reason']) if r['paused'] else ''}")
+            console.print(runs_table(rows, s), markup=False, highlight=False)
         return
     if as_json:
         print_json(df_records(df))
@@ -77,7 +72,34 @@ def runs(ctx: click.Context, as_json: bool, limit: int) -> None:
     if df.height == 0:
         console.print(f"no runs yet in {s.warehouse} (start one with `supervisor run -- COMMAND`)")
         return
-    print_df(console, df.select([c for c in LIST_COLUMNS if c in df.columns]), title="runs")
+    console.print(runs_table(df_records(df), s), markup=False, highlight=False)
+    console.print("newest first; lost: seconds lost to friction. `supervisor runs show RUN` shows one run "
+                  "(any unique prefix of its id works; --json gives full ids)", style="dim", highlight=False)
+
+
+def runs_table(rows: list[dict[str, Any]], s: Settings) -> Any:
+    """The run list at any terminal width: a row per run on one line, each run by its short unique
+    prefix (never cut), the other columns cut with an ellipsis when narrow."""
+    from supervisor.cli.output import fitted_table, seconds
+    from supervisor.runref import short_ids
+
+    short = short_ids([r["run_id"] for r in rows], s.journals_dir)
+    out = []
+    for r in rows:
+        started = r.get("started_at")
+        if isinstance(started, str):
+            started = dt.datetime.fromisoformat(started)
+        elif isinstance(started, int | float):  # from the journals
+            started = dt.datetime.fromtimestamp(started)
+        outcome = r.get("outcome") or ("paused" if r.get("paused") else "live")
+        out.append([short[r["run_id"]], started.strftime("%m-%d %H:%M") if started else "-", r.get("agent") or "-",
+                    outcome, seconds(r.get("duration_s")),
+                    str(r["answers"] if "answers" in r else (r.get("decisions") or {}).get("answer", 0)),
+                    str(r.get("escalations") if "escalations" in r else len(r.get("pauses") or [])),
+                    seconds(r.get("friction_seconds"))])
+    return fitted_table([("run", "left"), ("started", "left"), ("agent", "left"), ("outcome", "left"),
+                         ("time", "right"), ("answers", "right"), ("escalations", "right"), ("lost", "right")],
+                        out, width=console.width)
 
 
 @runs.command("show")
@@ -96,30 +118,62 @@ def show(ctx: click.Context, run_id: str, as_json: bool, n_events: int) -> None:
         if run.height == 0:
             raise InputError(f"no run {run_id!r} in {s.warehouse}", "list runs with `supervisor runs`")
         decisions = wh.sql(
-            "SELECT d.decision_id, d.occurred_at, d.kind, d.keys, d.approves, d.reason, d.rule, d.next_action, "
+            "SELECT d.decision_id, d.seq, d.occurred_at, d.kind, d.keys, d.approves, d.reason, d.rule, d.next_action, "
             "o.state, o.prompt_kind, o.question FROM decisions d LEFT JOIN observations o "
             "ON o.observation_id = d.trigger_id WHERE d.run_id = ? ORDER BY d.seq", [run_id])
         friction = wh.sql("SELECT friction_id, seq, occurred_at, kind, seconds_lost, ended_by, selected, rule, "
                           "pattern, detail FROM friction_events WHERE run_id = ? ORDER BY seq", [run_id])
         counts = wh.sql("SELECT kind, count(*) AS n FROM events WHERE run_id = ? GROUP BY kind ORDER BY kind",
                         [run_id])
+        oracle = wh.sql("SELECT consultation_id, seq, occurred_at, mode, source, model, question, summary, "
+                        "CAST(concerns AS VARCHAR) AS concerns, CAST(recommendations AS VARCHAR) AS recommendations, "
+                        "fallback_reason, asked_by, cost_usd, cache_hit, stored_in FROM oracle_consultations "
+                        "WHERE run_id = ? ORDER BY occurred_at, consultation_id", [run_id])
     if as_json:
+        consultations = df_records(oracle)
+        for c in consultations:
+            for key in ("concerns", "recommendations"):
+                c[key] = json.loads(c[key]) if c.get(key) else []
         print_json({"run": df_records(run)[0], "event_counts": {r["kind"]: r["n"] for r in df_records(counts)},
-                    "decisions": df_records(decisions), "friction": df_records(friction)})
+                    "decisions": df_records(decisions), "friction": df_records(friction), "oracle": consultations})
         return
+    from supervisor.runref import short_id
+
     row = df_records(run)[0]
     for key in ("run_id", "started_at", "ended_at", "command", "agent", "pane_id", "policy_id", "outcome",
                 "paused", "pause_reason", "next_action", "events"):
         if row.get(key) not in (None, ""):
-            console.print(f"[bold]{key:14}[/] {row[key]}")
-    console.print("[bold]events        [/] " + ", ".join(f"{r['kind']}={r['n']}" for r in df_records(counts)))
+            _say(f"{key:14} {_clock(row[key], date=True) if key.endswith('_at') else row[key]}", "")
+    _say("event kinds    " + ", ".join(f"{r['kind']}={r['n']}" for r in df_records(counts)))
+    # One line per decision and per friction row, each starting with its seq (`runs why RUN SEQ` takes
+    # it); what is prose (a reason, a question) wraps, nothing is folded into narrow columns.
     if decisions.height:
-        print_df(console, decisions.tail(n_events).select(
-            ["occurred_at", "kind", "keys", "approves", "state", "question", "reason"]), title="latest decisions")
+        shown = df_records(decisions.tail(n_events))
+        _say(f"latest decisions ({len(shown)} of {decisions.height})", "bold")
+        for d in shown:
+            keys = " ".join(json.loads(d["keys"]) if isinstance(d["keys"], str) else d["keys"] or [])
+            on = f"{d['state']}" + (f' "{d["question"]}"' if d.get("question") else "") if d.get("state") else ""
+            _say(f"  seq {d['seq']} {_clock(d['occurred_at'])} {d['kind']}" + (f" {keys}" if keys else "")
+                 + (f" · {on}" if on else "") + f" · {d['reason']}")
     if friction.height:
-        print_df(console, friction.select(["seq", "occurred_at", "kind", "seconds_lost", "ended_by", "pattern",
-                                           "detail"]), title="friction")
-        console.print(f"explain a decision: supervisor runs why {run_id} SEQ")
+        _say("friction", "bold")
+        for f in df_records(friction):
+            ended = f" (ended by {f['ended_by']})" if f.get("ended_by") else ""
+            lost = f"{f['seconds_lost']:.1f} s lost" if f.get("seconds_lost") is not None else "time lost unknown"
+            _say(f"  seq {f['seq']} {_clock(f['occurred_at'])} {f['kind']}: {lost}{ended}"
+                 + (f" · {f['pattern']}" if f.get("pattern") else "") + (f" · {f['detail']}" if f.get("detail") else ""))
+    if decisions.height or friction.height:
+        console.print(f"explain a decision: supervisor runs why {short_id(run_id, s.journals_dir)} SEQ",
+                      style="dim", highlight=False)
+    if oracle.height:
+        _say("oracle consultations (advisory; nothing acted on them)", "bold")
+        for c in df_records(oracle):
+            who = c["model"] if c["source"] == "model" else "self-review" if c["source"] else "note"
+            cost = ("from the cache" if c["cache_hit"] else f"${c['cost_usd']:.4f}") if c["cost_usd"] is not None \
+                else c["fallback_reason"] or c["stored_in"]
+            _say(f"  seq {c['seq']} {_clock(c['occurred_at'], date=True)} [{c['mode'] or '-'} · {who} · {cost}] asked by {c['asked_by']}: "
+                 f"{c['question'] or ''}")
+            _say(f"    {c['summary']}")
 
 
 @runs.command("why")
@@ -146,12 +200,49 @@ def why(ctx: click.Context, run_id: str, target: str | None, last: bool, as_json
     if as_json:
         print_json(x.model_dump(mode="json"))
         return
+    from supervisor.cli.live_cmds import first_event, with_attach
+
+    first = first_event(s.journal_path(run_id)).get("payload", {})
+    next_action = x.decision.get("next_action")
+    if next_action:  # "tmux attach" with the run's own socket and session
+        x.decision["next_action"] = with_attach(str(next_action), first.get("socket"), first.get("session"))
     _print_why(x)
 
 
 def _say(text: str, style: str = "") -> None:
     """Print text that may come from an agent's screen: never read as rich markup."""
     console.print(Text(text, style=style))
+
+
+def _clock(value: Any, *, date: bool = False) -> str:
+    """A warehouse time as a person reads it: ``22:08:04`` (with the date when asked), to the second."""
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S")
+    return "-" if value is None else str(value)
+
+
+def _screen_rows(text: str) -> str:
+    """A stored screen for reading: a run of more than two blank rows (a mostly empty pane) shows as
+    one line saying how many."""
+    out: list[str] = []
+    blank = 0
+    for line in [*text.strip("\n").splitlines(), None]:
+        if line is not None and not line.strip():
+            blank += 1
+            continue
+        if blank > 2:
+            out.append(f"({blank} blank rows)")
+        else:
+            out += [""] * blank
+        blank = 0
+        if line is not None:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _print_why(x: DecisionExplanation) -> None:
@@ -161,7 +252,7 @@ def _print_why(x: DecisionExplanation) -> None:
     c = x.classification
     if x.screen is not None:
         where = f"seq {c.seq}, " if c is not None else ""
-        body = "\n".join(x.screen.strip("\n").splitlines()) or "(blank)"
+        body = _screen_rows(x.screen) or "(blank)"
         console.print(Panel(Text(body), title=f"screen ({where}as stored, secrets redacted)", title_align="left",
                             expand=False))
     if c is not None:
@@ -181,6 +272,10 @@ def _print_why(x: DecisionExplanation) -> None:
             risk = p.get("risk") or {}
             matched = ", ".join(risk.get("matched") or []) or "no pattern"
             _say(f"  risk {risk.get('level')} ({matched}); subject: {risk.get('subject') or '-'}")
+            if risk.get("parts"):
+                _say("  the command, part by part (command judgment):")
+                for part in risk["parts"]:
+                    _say(f"    {part.get('level'):9} {part.get('text')}  · {part.get('reason')} [{part.get('rule')}]")
         if c.blocker:
             _say(f"  blocker {c.blocker.get('kind')}: {c.blocker.get('message')}")
         _say(f"  rules that fired: {', '.join(c.evidence) or '-'}")
@@ -220,6 +315,25 @@ def _print_why(x: DecisionExplanation) -> None:
         _say("friction", "bold")
         for f in other:
             _say(f"  {f['kind']}: {f['seconds_lost']} s lost ({f['detail']})")
+    if x.people:
+        _say("what people recorded about this run", "bold")
+        for n in x.people:
+            signal = f" (signal: {n['signal']})" if n.get("signal") else ""
+            _say(f"  {n['occurred_at']} {n['kind']} [{n['type']}] by {n['author']} after seq {n['after_seq']}: "
+                 f"{n['text']}{signal}")
+    if x.supervision:
+        from supervisor.workflow.live import supervision_line
+
+        _say("supervision", "bold")
+        _say(f"  {supervision_line(x.supervision)}")
+    if x.run_prefs:
+        _say("preferences this run's instructions use (as they stood when it started)", "bold")
+        for k, v in x.run_prefs.items():
+            _say(f"  {k} = {v}")
+    if x.prefs and x.prefs != x.run_prefs:
+        _say("preferences in effect then", "bold")
+        for k, v in x.prefs.items():
+            _say(f"  {k} = {v}")
     if x.shadows:
         _say("shadow policies on the same screen", "bold")
         for sh in x.shadows:

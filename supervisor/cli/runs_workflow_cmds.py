@@ -23,7 +23,7 @@ from supervisor.cli import console, err_console, settings_from
 from supervisor.cli.output import print_json
 from supervisor.cli.runs_cmds import RUN_ID, runs
 from supervisor.control import is_live
-from supervisor.errors import EXIT_ESCALATED, InputError, UsageError
+from supervisor.errors import EXIT_ESCALATED, EXIT_INTERRUPTED, InputError, UsageError
 from supervisor.settings import Settings
 
 
@@ -144,6 +144,8 @@ def resume_cmd(ctx: click.Context, run_id: str, no_attach: bool, timeout: float 
                                 timeout=timeout)
     else:
         runner = _resume_plain(s, run_id, pane_id, started, timeout)
+    if runner.suspended:  # a signal: the run goes on without a supervisor (said when it was suspended)
+        ctx.exit(EXIT_ESCALATED if runner.state.paused else EXIT_INTERRUPTED)
     console.print(f"run {run_id} ended: {runner.outcome}")
     if runner.outcome != "finished":
         ctx.exit(EXIT_ESCALATED if runner.outcome == "escalated" else 0)
@@ -151,9 +153,10 @@ def resume_cmd(ctx: click.Context, run_id: str, no_attach: bool, timeout: float 
 
 def _resume_plain(s: Settings, run_id: str, pane_id: str, started: dict[str, Any], timeout: float | None) -> Any:
     """Supervise a run without a spec again, in the foreground, on its pane."""
-    from supervisor.cli.live_cmds import print_events, supervise_foreground, tmux_surface
+    from supervisor.cli.live_cmds import print_events, say, supervise_foreground, tmux_surface
     from supervisor.errors import PaneGone
-    from supervisor.runner import RunConfig, Supervisor
+    from supervisor.runner import RunConfig
+    from supervisor.workflow.live import InboxSupervisor
 
     surface = tmux_surface(s, None)
     try:
@@ -167,9 +170,9 @@ def _resume_plain(s: Settings, run_id: str, pane_id: str, started: dict[str, Any
                          "supervise it as a new run with `supervisor attach PANE`")
     config = RunConfig(policy=_current_policy(s, None), exit_on_finish=bool(started.get("exit_on_finish")),
                        task=started.get("task"), turns=started.get("turns"), command=started.get("command"))
-    sup = Supervisor(surface, s, config, socket=s.tmux_socket)
+    sup = InboxSupervisor(surface, s, config, socket=s.tmux_socket)
     print_events(sup)
-    console.print(f"re-attaching to pane {pane_id} as run {run_id}")
+    say(sup, f"re-attaching to pane {pane_id} as run {run_id}")
     runner = sup.add_pane(info, run_id=run_id, resume=True)
     supervise_foreground(sup, duration=timeout)
     return runner
@@ -300,14 +303,17 @@ def _replay_policy(s: Settings, events: list[Any], arg: str | None) -> Any:
 
 @runs.command("postmortem")
 @click.argument("run_id", type=RUN_ID)
-@click.option("-o", "--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
-              show_default=True, help="Folder for the markdown report.")
+@click.option("-o", "--out-dir", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for the markdown report (default: HOME/reports, never the current project).")
 @click.pass_context
-def postmortem_cmd(ctx: click.Context, run_id: str, out_dir: Path) -> None:
-    """Write a markdown postmortem of RUN_ID (timeline, failed checks, pauses) to reports/."""
+def postmortem_cmd(ctx: click.Context, run_id: str, out_dir: Path | None) -> None:
+    """Write a markdown postmortem of RUN_ID (timeline, failed checks, pauses) under the supervisor's
+    home (HOME/reports/), or into --out DIR."""
     from supervisor.history import load_events, write_postmortem
 
     s = settings_from(ctx).ensure()
+    if out_dir is None:
+        out_dir = s.home / "reports"
     events, src = load_events(s, run_id)
     path = write_postmortem(events, run_id, out_dir, src)
     console.print(f"wrote {path}")

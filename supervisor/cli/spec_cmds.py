@@ -1,4 +1,4 @@
-"""`supervisor spec new|validate|approve|show`: write, check and approve workflow specs."""
+"""`supervisor spec new|validate|approve|show|import`: write, check, approve and import workflow specs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import yaml
 
-from supervisor.cli import console
+from supervisor.cli import console, echo
 from supervisor.cli.output import print_json
 from supervisor.errors import EXIT_CHECK_FAILED, UsageError
 from supervisor.settings import user_name
@@ -93,3 +93,30 @@ def _short(d: dict[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in d.items())
 
 
+
+
+@spec.command("import")
+@click.argument("source", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write the converted spec (default: SOURCE's name with .imported.yaml).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+def import_cmd(source: Path, output: Path | None, force: bool) -> None:
+    """Convert a thin-supervisor spec (SOURCE) into a draft spec here, and say what changed."""
+    from supervisor.errors import SpecError
+    from supervisor.workflow.thin_import import import_thin_spec
+    from supervisor.yamlio import read_text
+
+    out = output or source.with_name(source.stem + ".imported.yaml")
+    if out.resolve() == source.resolve():
+        raise UsageError("the output would overwrite the thin-supervisor spec", "pass another path with -o")
+    if out.exists() and not force:
+        raise UsageError(f"{out} already exists", "pick another path with -o or pass --force")
+    text = read_text(source, SpecError, "spec file", "give the path of a thin-supervisor spec YAML file")
+    imported = import_thin_spec(text, str(source))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(imported.text, encoding="utf-8")
+    echo(f"wrote draft spec {out} ({len(imported.spec.steps)} steps, {imported.spec.content_hash}); "
+               f"{len(imported.changes)} changes:")
+    for change in imported.changes:
+        echo(f"  - {change}")
+    echo(f"review it, then `supervisor spec approve {out} --by NAME`")

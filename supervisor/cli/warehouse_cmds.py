@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from supervisor.cli import console, settings_from
+from supervisor.cli import console, echo, settings_from
 from supervisor.cli.output import df_records, print_df, print_json
 from supervisor.errors import EXIT_CHECK_FAILED
 from supervisor.settings import parse_warehouse
@@ -25,7 +25,7 @@ def warehouse() -> None:
 def path_cmd(ctx: click.Context) -> None:
     """Print the warehouse file's path (and where journals live)."""
     s = settings_from(ctx)
-    click.echo(str(s.warehouse))
+    echo(str(s.warehouse))
 
 
 @warehouse.command("sync")
@@ -126,6 +126,6 @@ def migrate_cmd(ctx: click.Context, to: str, from_: str | None, as_json: bool) -
         for t in report.tables:
             console.print(f"{t.table:24} {t.source_rows:>10,} {t.copied:>10,} {t.target_rows:>10,} {t.missing:>8,}")
     if not report.complete:
-        click.echo("error: some rows of the source are not in the target after the copy (run the migration "
+        echo("error: some rows of the source are not in the target after the copy (run the migration "
                    "again; if rows are still missing, report it with this table)", err=True)
         ctx.exit(EXIT_CHECK_FAILED)

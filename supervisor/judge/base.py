@@ -76,9 +76,10 @@ class JudgeCall(_Model):
     """Unique id (``jc_`` + ULID)."""
     run_id: str = ""
     """The run this consultation served ('' for evals and scoring outside a run)."""
-    purpose: Literal["decide", "score", "propose"] = "decide"
+    purpose: Literal["decide", "score", "propose", "oracle"] = "decide"
     """decide: the supervisor's judge; score: the pairwise scorer of blind compare; propose: a
-    pattern proposal for ``supervisor eval propose``."""
+    pattern proposal for ``supervisor eval propose``; oracle: an advisory second opinion
+    (``supervisor oracle consult``)."""
     trigger_id: str | None = None
     """The observation event id the consultation was about, when known."""
     model: str

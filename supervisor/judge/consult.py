@@ -43,6 +43,7 @@ from supervisor.judge.base import (
 )
 from supervisor.models import Decision, DecisionKind, Observation, Prompt, PromptOption, RunState, Screen
 from supervisor.policy import Policy
+from supervisor.regexes import RegexBudgetExceeded, policy_regex
 
 DecideFn = Callable[[Observation, RunState, Policy], Decision]
 
@@ -55,9 +56,10 @@ _PERSISTENT = re.compile(r"don'?t ask again|always allow|allow always|for (the r
                          r"remember (this|my) (choice|decision)|do not ask again", re.IGNORECASE)
 _APPROVE_KEYS = {"y", "yes"}
 _DECLINE_KEYS = {"n", "no"}
-UNKNOWN_PROMPT_RULES = frozenset({"no-rule"})
-"""``decide``'s rule names for "no answer rule matches this prompt" (an unknown prompt the judge may
-help with); its other escalations (danger, default-No, always-escalate, strike guard, budget)
+UNKNOWN_PROMPT_RULES = frozenset({"no-rule", "unknown-command"})
+"""``decide``'s rule names for "no answer rule matches this prompt" and "a part of the command is not
+known" (an unknown prompt or command the judge may help with; a dangerous one never goes to it); its
+other escalations (danger, default-No, always-escalate, strike guard, budget)
 are deliberate and never sent to the judge in ``uncertain`` mode."""
 _SAFETY_LINES = 15
 """Live lines scanned for danger when there is no parsed prompt (the classifier's job otherwise)."""
@@ -147,14 +149,22 @@ def _approves_without_options(prompt: Prompt, keys: Sequence[str]) -> bool | Non
 
 def _danger(policy: Policy, text: str) -> str | None:
     for dp in policy.answers.danger_patterns:
-        if dp.level == "dangerous" and re.search(dp.pattern, text, re.IGNORECASE | re.MULTILINE):
+        if dp.level != "dangerous":
+            continue
+        try:
+            if policy_regex(dp.pattern, re.IGNORECASE | re.MULTILINE).search(text):
+                return dp.name
+        except RegexBudgetExceeded:  # a pattern that would not finish counts as a match: fail safe
             return dp.name
     return None
 
 
 def _always_escalate(policy: Policy, text: str) -> str | None:
     for pat in policy.answers.always_escalate:
-        if re.search(pat, text, re.IGNORECASE | re.MULTILINE):
+        try:
+            if policy_regex(pat, re.IGNORECASE | re.MULTILINE).search(text):
+                return pat
+        except RegexBudgetExceeded:
             return pat
     return None
 

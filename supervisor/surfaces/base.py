@@ -28,6 +28,9 @@ class OutputEvent:
     """``time.time()`` when the event was read."""
     nbytes: int = 0
     """Bytes of output carried (``output`` events)."""
+    hint: bool = False
+    """The output may have completed a dialog's frame (it drew a row the agent ends its dialogs
+    with: see ``DialogFrame.footer``), so the screen is worth reading before the settle time."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,10 @@ class RawScreen:
     scrollback: str = ""
     captured_at: float = 0.0
     extra: dict[str, str] = field(default_factory=dict)
+    version: int | None = None
+    """How many output notifications of the pane this capture reflects (control mode: tmux answers
+    a capture behind the output it has drawn); None when unknown (``--poll``, no control client).
+    The surface's ``output_version`` still equal to it later means nothing was drawn since."""
 
     @property
     def plain(self) -> str:

@@ -8,11 +8,22 @@ panes are quiet) and hands each notification to the callback as an
 
 Pane death is not a tmux notification, so the client subscribes to ``#{pane_dead}`` for every
 pane (``refresh-client -B``); tmux reports changes with ``%subscription-changed``.
+
+The same connection runs commands (:meth:`ControlClient.request`): a capture or ``send-keys`` costs a
+line on a pipe instead of a new ``tmux`` process (2-5 ms each, 50 ms for a 400x150 capture). tmux
+answers each command line with one ``%begin TIME NUMBER 1`` ... ``%end TIME NUMBER 1`` block, in the
+order the lines were sent, and queues a command's reply behind the ``%output`` of every byte it had
+already put on the pane's screen: so the count of a pane's output notifications read before a
+capture's reply (:attr:`ControlClient.versions`) says exactly which output that capture shows, and an
+unchanged count later means nothing was drawn since. Command output is not escaped: a pane row that
+reads ``%end ...`` would end a block early, so a block whose length is known (a capture is as many
+lines as the pane is high) is read by its count, and its end must then be the block's own ``%end``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import re
 import shutil
@@ -20,6 +31,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from supervisor.errors import SurfaceError
@@ -80,17 +93,63 @@ def parse_line(line: bytes) -> Notification | None:
     return Notification(name, None, b"", args)
 
 
+BlockLength = Callable[[list[list[bytes]]], "int | None"]
+"""How many lines the next block of a request holds, given the blocks read so far (None: read to its
+``%end``)."""
+
+
+class Reply:
+    """What tmux answered to one :meth:`ControlClient.request`: each command's output lines, its
+    error (``%error`` block) if any, and the pane's output count when each block began."""
+
+    __slots__ = ("blocks", "errors", "versions", "tags", "_lengths", "_done", "pane_id", "failure", "sent")
+
+    def __init__(self, n: int, pane_id: str | None, lengths: list[BlockLength | int | None] | None) -> None:
+        self.blocks: list[list[bytes]] = []
+        self.errors: list[str | None] = []
+        self.versions: list[int] = []
+        self.tags: list[str] = []
+        """Each block's ``TIME NUMBER`` (from its ``%begin``)."""
+        self.pane_id = pane_id
+        self.failure: str | None = None
+        """Why the reply is not to be trusted (its framing broke, the client ended)."""
+        self.sent = False
+        """The command lines were written to tmux (so they may have run, whatever the reply says)."""
+        self._lengths = lengths or [None] * n
+        self._done = threading.Event()
+
+    def length(self) -> int | None:
+        want = self._lengths[len(self.blocks)] if len(self.blocks) < len(self._lengths) else None
+        if callable(want):
+            try:
+                return want(self.blocks)
+            except Exception:  # noqa: BLE001 - a bad first block: read the next to its end
+                return None
+        return want
+
+    @property
+    def complete(self) -> bool:
+        return len(self.blocks) >= len(self._lengths)
+
+    def wait(self, timeout: float) -> bool:
+        return self._done.wait(timeout)
+
+
 class ControlClient:
     """One control-mode client attached to ``session``; events go to ``callback``."""
 
     def __init__(self, socket: str | None, session: str, callback: OutputCallback, *,
-                 subscribe_dead: bool = True) -> None:
+                 subscribe_dead: bool = True, on_output: Callable[[str, bytes, float], bool | None] | None = None
+                 ) -> None:
         tmux = shutil.which("tmux")
         if tmux is None:
             raise SurfaceError("tmux is not installed", "install tmux", subcommand="attach-session")
         self.socket = socket
         self.session = session
         self.callback = callback
+        self.on_output = on_output
+        """Given each pane's output bytes (the tmux surface's shadow terminals), before ``callback``; a
+        true result marks the event ``hint`` (the output may complete a dialog's frame)."""
         self.subscribe_dead = subscribe_dead
         argv = [tmux] + (["-L", socket] if socket else []) + ["-C", "attach-session", "-f", "ignore-size",
                                                               "-t", session]
@@ -103,6 +162,12 @@ class ControlClient:
         self.lines_read = 0
         self._subscribed = False
         self._subscribe_tries = 0
+        self.versions: dict[str, int] = {}
+        """Per pane, how many output notifications (and mode changes) were read for it so far."""
+        self._slots: deque[Reply | None] = deque()
+        """One entry per command line written and not answered yet, in order: the request it belongs
+        to, or None for a line sent with :meth:`command` (its reply is dropped)."""
+        self._write_lock = threading.Lock()
 
     @property
     def alive(self) -> bool:
@@ -122,8 +187,37 @@ class ControlClient:
         proc = self._proc
         if proc is None or proc.stdin is None:
             return
-        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
+        with self._write_lock, contextlib.suppress(BrokenPipeError, ValueError, OSError):
             proc.stdin.write(line.encode() + b"\n")
+            self._slots.append(None)
+
+    def request(self, lines: list[str], *, pane_id: str | None = None,
+                lengths: list[BlockLength | int | None] | None = None, timeout: float = 5.0) -> Reply:
+        """Run tmux commands (one per line, each its own command list: one failing does not stop the
+        others) over this connection and wait for their replies. ``lengths`` gives, per command, how
+        many lines its reply holds when that is known (read by count: pane text cannot end it early).
+        A reply whose framing broke, or that did not come within ``timeout``, has ``failure`` set."""
+        reply = Reply(len(lines), pane_id, lengths)
+        proc = self._proc
+        if proc is None or proc.stdin is None or not self.alive:
+            reply.failure = "the control client is not running"
+            return reply
+        data = b"".join(ln.encode() + b"\n" for ln in lines)
+        with self._write_lock:
+            try:
+                proc.stdin.write(data)
+            except (BrokenPipeError, ValueError, OSError) as exc:
+                reply.failure = f"writing to the control client failed: {exc}"
+                return reply
+            self._slots.extend([reply] * len(lines))
+            reply.sent = True
+        if not reply.wait(timeout):
+            reply.failure = reply.failure or f"tmux did not answer within {timeout:g}s"
+        return reply
+
+    def version(self, pane_id: str) -> int:
+        """How many output notifications were read for the pane so far."""
+        return self.versions.get(pane_id, 0)
 
     def _subscribe(self) -> None:
         """Ask tmux to report ``#{pane_dead}`` of every pane (again: a subscription of the same
@@ -137,28 +231,15 @@ class ControlClient:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         proc = self._proc
         assert proc is not None and proc.stdout is not None
-        in_block = False
-        block_error = False
-        block: list[bytes] = []
         reason = "eof"
-        for raw in iter(proc.stdout.readline, b""):
+        # stdin stays unbuffered (each command goes out at once); stdout is read through a buffer: a raw
+        # pipe's readline reads one byte per system call (100,000 of them for one large pane's frame)
+        readline = io.BufferedReader(proc.stdout, buffer_size=1 << 16).readline  # type: ignore[arg-type]
+        for raw in iter(readline, b""):
             self.lines_read += 1
             line = raw.rstrip(b"\n").rstrip(b"\r")
-            if in_block:
-                if line.startswith((b"%end ", b"%error ")):
-                    if line.startswith(b"%error") or block_error:
-                        error = b" ".join(block).decode("utf-8", "replace")
-                        self.errors.append(error)
-                        if self._subscribed and self._subscribe_tries < 5 and "client" in error.lower():
-                            # the pane_dead subscription was refused ("no current client"):
-                            # without it a pane's death is never reported, so ask again
-                            self._subscribe()
-                    in_block, block = False, []
-                else:
-                    block.append(line)
-                continue
             if line.startswith(b"%begin "):
-                in_block, block_error, block = True, False, []
+                self._read_block(line, readline)
                 continue
             note = parse_line(line)
             if note is None:
@@ -174,22 +255,86 @@ class ControlClient:
                 reason = "exit: " + " ".join(note.args) if note.args else "exit"
                 break
         self.exit_reason = reason
+        with self._write_lock:
+            left, self._slots = [r for r in dict.fromkeys(self._slots) if r is not None], deque()
+        for reply in left:
+            reply.failure = reply.failure or f"the control client ended ({reason})"
+            reply._done.set()
         if not self._closing:
             try:
                 self.callback(OutputEvent("server_gone", None, time.time()))
             except Exception:  # noqa: BLE001 - the reader is ending anyway
                 log.exception("control-mode callback failed on server_gone")
 
+    def _read_block(self, begin: bytes, readline: Callable[[], bytes]) -> None:
+        """One ``%begin`` ... ``%end``/``%error`` block: the reply to a command of ours (flags 1; tmux's
+        own reply to the attach has flags 0), given to the request it answers, in order."""
+        parts = begin.split(b" ")
+        tag = b" ".join(parts[1:3])
+        mine = len(parts) >= 4 and parts[3] == b"1"
+        reply: Reply | None = None
+        if mine:
+            with self._write_lock:
+                reply = self._slots.popleft() if self._slots else None
+        want = reply.length() if reply is not None else None
+        if reply is not None:
+            reply.versions.append(self.versions.get(reply.pane_id or "", 0))
+            reply.tags.append(tag.decode("ascii", "replace"))
+        body: list[bytes] = []
+        end: bytes | None = None
+        while True:
+            raw = readline()
+            if not raw:
+                break
+            self.lines_read += 1
+            line = raw.rstrip(b"\n").rstrip(b"\r")
+            if want is not None and len(body) < want:
+                body.append(line)  # read by count: whatever the pane shows is content
+                continue
+            if line.startswith((b"%end ", b"%error ")) and b" ".join(line.split(b" ")[1:3]) == tag:
+                end = line
+                break
+            if want is not None and reply is not None and reply.failure is None:
+                reply.failure = "a reply held more lines than its command gives (its framing broke)"
+            body.append(line)
+        error = body if end is not None and end.startswith(b"%error") else None
+        if error is not None:
+            text = b" ".join(error).decode("utf-8", "replace")
+            self.errors.append(text)
+            if reply is None and self._subscribed and self._subscribe_tries < 5 and "client" in text.lower():
+                # the pane_dead subscription was refused ("no current client"): without it a pane's
+                # death is never reported, so ask again
+                self._subscribe()
+        if reply is None:
+            return
+        reply.blocks.append(body)
+        reply.errors.append(None if error is None else b" ".join(error).decode("utf-8", "replace"))
+        if end is None:
+            reply.failure = reply.failure or "the control client ended inside a reply"
+        if end is None:
+            with self._write_lock:  # the stream ended: nothing more comes for this request
+                self._slots = deque(r for r in self._slots if r is not reply)
+        if reply.complete or end is None:
+            reply._done.set()
+
     def _dispatch(self, note: Notification) -> None:
         now = time.time()
         if note.name == "output" and note.pane_id:
-            self.callback(OutputEvent("output", note.pane_id, now, len(note.data)))
+            self.versions[note.pane_id] = self.versions.get(note.pane_id, 0) + 1
+            hint = False
+            if self.on_output is not None:
+                hint = bool(self.on_output(note.pane_id, note.data, time.monotonic()))
+            self.callback(OutputEvent("output", note.pane_id, now, len(note.data), hint))
         elif note.name == "subscription-changed" and note.args and note.args[0] == DEAD_SUBSCRIPTION:
             if note.data.strip() == b"1" and note.pane_id:
                 self.callback(OutputEvent("pane_dead", note.pane_id, now))
         elif note.name == "pane-mode-changed" and note.pane_id:
+            self.versions[note.pane_id] = self.versions.get(note.pane_id, 0) + 1
             self.callback(OutputEvent("output", note.pane_id, now))
         elif ("%" + note.name).encode() in _PANES_CHANGED:
+            if note.name == "layout-change":  # a resize redraws every pane of the window
+                for pane in self.versions:
+                    self.versions[pane] += 1
             self.callback(OutputEvent("panes_changed", None, now))
 
     def close(self, timeout: float = 2.0) -> None:

@@ -7,9 +7,11 @@ warehouse (migrations, ingest, readers, the workbench's store) runs the same SQL
   reported as :class:`WarehouseLocked`), primary keys and indexes as declared;
 - a **DuckLake** keeps its catalog in PostgreSQL and its data as Parquet files under a data
   path (a shared folder here, object storage in production). Any number of supervisors on any
-  number of hosts write at once: DuckLake commits optimistically, and a commit that conflicts
-  with one that landed first fails; :func:`retry_conflicts` runs the whole unit of work again
-  with backoff (ingest is idempotent by event id, so a retry never duplicates anything).
+  number of hosts write at once, coordinated by PostgreSQL advisory locks (:class:`IngestLocks`:
+  a lock per run, one for the tables every host shares), so ingests never conflict; DuckLake
+  commits optimistically all the same, and a commit that conflicts with one that landed first
+  (a migration, a table copy) is run again by :func:`retry_conflicts` with backoff (ingest is
+  idempotent by event id, so a retry never duplicates anything).
   DuckLake has no primary keys, unique constraints or indexes, so migrations are applied
   without them (:func:`keyless`) and the SQL that writes relies on anti-joins, never on a key.
 
@@ -20,12 +22,13 @@ never downloaded: autoloading and autoinstalling are switched off on these conne
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -273,3 +276,125 @@ def retry_conflicts(work: Callable[[], T], *, what: str, location: WarehouseLoca
         time.sleep(delay * (0.5 + random.random()))
         delay = min(delay * 2, max_delay_s)
         attempt += 1
+
+
+# --------------------------------------------------------------------------- writers coordinated
+
+LOCK_WAIT_S = 120.0
+"""How long an ingest waits for another writer's lock before it gives up (:class:`WarehouseBusy`)."""
+_LOCKS_ALIAS = "paneward_locks"
+
+
+def lock_key(name: str) -> int:
+    """A PostgreSQL advisory lock key (a signed 64-bit integer) for a name: the same on every host."""
+    digest = hashlib.sha256(b"paneward-ingest\0" + name.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+FLEET_KEY = lock_key("fleet")
+"""Held shared by every ingest for its whole chunk, exclusively by ``warehouse migrate --to`` (which
+copies whole tables and must not interleave with anyone)."""
+SHARED_KEY = lock_key("shared tables")
+"""Held by one writer at a time for the tables every host writes the same rows into (screens and
+policies by content, run summaries, ingest state): the short second transaction of a chunk."""
+
+
+class LocksBusy(WarehouseBusy):
+    """Another writer held the locks this ingest needs for :data:`LOCK_WAIT_S`: like a locked
+    file, the events stay in the journals for the next sync."""
+
+    def __init__(self, location: str) -> None:
+        WarehouseError.__init__(
+            self, f"another writer into {location} held the locks of these runs for {LOCK_WAIT_S:g} s",
+            "another supervisor is ingesting the same runs; journals keep every event and the next "
+            "`supervisor warehouse sync` ingests them")
+        self.path = location
+        self.holder = None
+
+
+class IngestLocks:
+    """How writers into one warehouse stay out of each other's way.
+
+    A DuckDB file has one writer at a time (its lock), so there is nothing to coordinate and every
+    method does nothing. A DuckLake takes PostgreSQL advisory locks in the catalog's database: a
+    lock per run for the events of that run (hosts write different runs, so they never wait for
+    each other, and appends to one table never conflict in DuckLake), and one short lock for the
+    shared tables. Locks are transaction-scoped on a connection of their own, so they are held
+    until :meth:`release` (after the warehouse transactions committed) and vanish with the
+    process if it dies. Every writer takes them in one order (fleet, then runs by key, then the
+    shared tables), so no two writers can deadlock."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection | None = None,
+                 location: DuckLakeLocation | None = None) -> None:
+        self._con = con
+        self._location = location
+        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._held: set[int] = set()
+
+    @property
+    def active(self) -> bool:
+        return self._con is not None
+
+    def _take(self, keys: Iterable[int], *, shared: bool = False) -> None:
+        if self._con is None or self._location is None:
+            return
+        wanted = sorted(set(keys) - self._held)
+        if not wanted:
+            return
+        if self._cursor is None:
+            self._con.execute(f"ATTACH IF NOT EXISTS {_sql_string(self._location.conninfo)} AS {_LOCKS_ALIAS} "
+                              "(TYPE postgres)")
+            self._cursor = self._con.cursor()
+        if not self._held:
+            self._cursor.execute("BEGIN TRANSACTION")
+        fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        values = ", ".join(f"({k}::bigint)" for k in wanted)
+        query = (f"SELECT set_config('lock_timeout', '{int(LOCK_WAIT_S * 1000)}', true) AS t, count({fn}(k)) AS n "
+                 f"FROM (SELECT k FROM (VALUES {values}) AS v(k) ORDER BY k) AS ordered")
+        try:
+            self._cursor.execute(f"SELECT * FROM postgres_query('{_LOCKS_ALIAS}', {_sql_string(query)})").fetchall()
+        except duckdb.Error as exc:
+            self.release()
+            if "lock timeout" in str(exc).lower() or "canceling statement" in str(exc).lower():
+                raise LocksBusy(str(self._location)) from exc
+            raise _lake_error(self._location, exc) from exc
+        self._held.update(wanted)
+
+    def fleet(self, *, exclusive: bool = False) -> None:
+        """The fleet lock: shared by ingests, exclusive for a whole-warehouse copy."""
+        self._take([FLEET_KEY], shared=not exclusive)
+
+    def runs(self, run_ids: Iterable[str]) -> None:
+        """The locks of these runs (after :meth:`fleet`, before :meth:`shared_tables`)."""
+        self.fleet()
+        self._take(lock_key("run:" + r) for r in run_ids)
+
+    def shared_tables(self) -> None:
+        """The shared tables' lock (taken last)."""
+        self.fleet()
+        self._take([SHARED_KEY])
+
+    def release(self) -> None:
+        """Let every lock go (ends the lock connection's transaction)."""
+        if self._cursor is not None and self._held:
+            self._held.clear()
+            try:
+                self._cursor.execute("ROLLBACK")
+            except duckdb.Error as exc:  # the locks go with the PostgreSQL transaction, whatever happened
+                log.debug("releasing ingest locks: %s", exc)
+                self._cursor.close()
+                self._cursor = None
+        self._held.clear()
+
+    def close(self) -> None:
+        self.release()
+        if self._cursor is not None:
+            self._cursor.close()
+            self._cursor = None
+
+
+def ingest_locks(con: duckdb.DuckDBPyConnection, location: WarehouseLocation) -> IngestLocks:
+    """The locks writers of ``location`` coordinate with (none for a DuckDB file)."""
+    if isinstance(location, DuckLakeLocation):
+        return IngestLocks(con, location)
+    return IngestLocks()

@@ -28,12 +28,18 @@ def _j(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _tx(wh: Warehouse, statements: Sequence[tuple[str, Sequence[Any] | list[Sequence[Any]], bool]]) -> None:
+def _tx(wh: Warehouse, statements: Sequence[tuple[str, Any, bool | str]]) -> None:
+    """Run ``statements`` in one transaction: (sql, parameters, how). ``how``: False for one
+    execution, True for ``executemany``, ``"rows"`` for a bulk insert of dict rows
+    (:func:`_insert_many`)."""
     con = wh.con
     con.execute("BEGIN TRANSACTION")
     try:
         for sql, params, many in statements:
-            if many:
+            if many == "rows":
+                if params:
+                    _bulk_insert(con, sql, params)
+            elif many:
                 if params:
                     con.executemany(sql, params)
             else:
@@ -81,10 +87,23 @@ def _insert(table: str, row: dict[str, Any]) -> tuple[str, list[Any], bool]:
             False)
 
 
-def _insert_many(table: str, rows: list[dict[str, Any]]) -> tuple[str, list[Sequence[Any]], bool]:
-    cols = list(rows[0]) if rows else []
-    return (f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-            [list(r.values()) for r in rows], True)
+def _insert_many(table: str, rows: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]], str]:
+    """A bulk insert of ``rows`` (dicts with the same keys) into ``table``, for :func:`_tx`."""
+    return table, rows, "rows"
+
+
+def _bulk_insert(con: Any, table: str, rows: list[dict[str, Any]]) -> None:
+    """Insert dict rows as one Arrow table: thousands of rows (an eval run's results, a compare's
+    pairs) in well under a second, where ``executemany`` converted them one by one for tens of
+    seconds. DuckDB casts each column to the table's type (JSON text, timestamps, booleans)."""
+    cols = list(rows[0])
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    name = f"_sv_rows_{id(frame)}"
+    con.register(name, frame.to_arrow())
+    try:
+        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM {name}")
+    finally:
+        con.unregister(name)
 
 
 def save_eval_run(wh: Warehouse, run: dict[str, Any]) -> None:
@@ -111,7 +130,7 @@ def save_eval_run(wh: Warehouse, run: dict[str, Any]) -> None:
                 "unsafe_approval": r.get("unsafe") is not None, "missed_prompt": r["missed_prompt"],
                 "false_prompt": r["false_prompt"], "origin": r.get("origin"), "transform": r.get("transform"),
                 "duration_ms": r["duration_ms"], "unsafe_class": r.get("unsafe")} for r in run["results"]]
-    statements = [
+    statements: list[tuple[str, Any, bool | str]] = [
         ("DELETE FROM eval_results WHERE eval_run_id = ?", [run["eval_run_id"]], False),
         ("DELETE FROM eval_runs WHERE eval_run_id = ?", [run["eval_run_id"]], False),
         _insert("eval_runs", row),
@@ -220,15 +239,17 @@ def save_compare(wh: Warehouse, summary: dict[str, Any], pairs: list[dict[str, A
              "verdict": p["verdict"], "detail": p.get("detail", ""), "winner": p.get("winner"),
              "cluster": p.get("cluster"), "candidate_unsafe": p.get("candidate_unsafe"),
              "baseline_unsafe": p.get("baseline_unsafe"), "error": p.get("error")} for p in pairs]
-    mrow = [[s["compare_run_id"], pid, side, _ts(revealed_at)] for pid, side in sorted(mapping.items())]
+    mrow = [{"compare_run_id": s["compare_run_id"], "pair_id": pid, "candidate_is": side,
+             "revealed_at": _ts(revealed_at)} for pid, side in sorted(mapping.items())]
     cid = s["compare_run_id"]
-    statements = [
+    statements: list[tuple[str, Any, bool | str]] = [
         ("DELETE FROM compare_pairs WHERE compare_run_id = ?", [cid], False),
         ("DELETE FROM compare_mappings WHERE compare_run_id = ?", [cid], False),
         ("DELETE FROM compare_runs WHERE compare_run_id = ?", [cid], False),
         _insert("compare_runs", row),
-        ("INSERT INTO compare_mappings VALUES (?, ?, ?, ?)", mrow, True),
     ]
+    if mrow:
+        statements.append(_insert_many("compare_mappings", mrow))
     if prow:
         statements.append(_insert_many("compare_pairs", prow))
     _tx(wh, statements)
@@ -266,12 +287,13 @@ def _selection(alias: str, run_ids: Sequence[str] | None, since: float | None) -
 
 def read_replay_input(wh: Warehouse, *, run_ids: Sequence[str] | None = None, since: float | None = None) -> pl.DataFrame:
     """Recorded observations as a replay reads them (``evals.replay.INPUT_SCHEMA``): every Screen field
-    the runner journaled, the decision clock (``now``, else the event time), the first decision
+    the runner journaled (``Screen.untrusted`` too: what the live surface saw hidden or drawn over), the decision clock (``now``, else the event time), the first decision
     recorded for each observation, the prompt it was recorded on and the run's policy id."""
     w, params = _selection("o", run_ids, since)
     # One parse of each payload for all the fields (json_extract_string with a list of paths).
     paths = ["$.now", "$.screen.current_command", "$.screen.dead", "$.screen.cursor_x", "$.screen.cursor_y",
-             "$.screen.highlights", "$.screen.cwd", "$.last_output_at", "$.human", "$.human.hands_off_until"]
+             "$.screen.highlights", "$.screen.cwd", "$.last_output_at", "$.human", "$.human.hands_off_until",
+             "$.screen.untrusted"]
     return wh.sql(
         "WITH p AS (SELECT event_id, json_extract_string(payload, " + repr(paths) + ") AS f FROM events "
         "WHERE kind = 'observation') "
@@ -283,7 +305,8 @@ def read_replay_input(wh: Warehouse, *, run_ids: Sequence[str] | None = None, si
         "p.f[7] AS cwd, d.kind AS recorded_kind, d.keys::VARCHAR AS recorded_keys, d.approves AS recorded_approves, "
         "coalesce(r.policy_id, d.policy_id) AS recorded_policy_id, o.prompt::VARCHAR AS recorded_prompt, "
         "TRY_CAST(p.f[8] AS DOUBLE) AS last_output_at, coalesce(p.f[9] NOT IN ('null', '{}', ''), false) AS human_seen, "
-        "TRY_CAST(p.f[10] AS DOUBLE) AS hands_off_until "
+        "TRY_CAST(p.f[10] AS DOUBLE) AS hands_off_until, "
+        "CASE WHEN p.f[11] NOT IN ('[]', '') THEN p.f[11] END AS untrusted "
         "FROM observations o LEFT JOIN screens s USING (screen_hash) LEFT JOIN p ON p.event_id = o.observation_id "
         "LEFT JOIN runs r ON r.run_id = o.run_id "
         "LEFT JOIN (SELECT * FROM decisions WHERE coalesce(source, 'rules') != 'workflow' "

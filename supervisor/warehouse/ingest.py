@@ -2,7 +2,12 @@
 
 Python only splits each journal's new bytes into lines (a torn last line is left for
 the next sync and reported); DuckDB parses, validates and projects them into the typed
-tables in one transaction, so a million events ingest in seconds. Ingesting the same
+tables, so a million events ingest in seconds. Each batch of lines is two transactions: its
+events and their typed rows under its runs' locks, then the rows runs share (screens, policies),
+the runs' summaries and the journals' offsets under the shared tables' lock
+(:class:`~supervisor.warehouse.backend.IngestLocks`; a DuckDB file needs none). A writer killed
+between the two leaves the offsets where they were: the next sync reads those lines again, finds
+their events stored and writes the rest. Ingesting the same
 journal twice changes nothing: rows are keyed by event id and ``ingest_state`` remembers
 how far each file was read (a file that shrank is read again from the start).
 
@@ -35,7 +40,7 @@ import polars as pl
 
 from supervisor.journal import ENVELOPE_KEYS, EVENT_KINDS, MAX_AT, NESTED_OBJECTS
 from supervisor.redact import redact
-from supervisor.warehouse.backend import rollback
+from supervisor.warehouse.backend import IngestLocks, rollback
 
 logger = logging.getLogger(__name__)
 
@@ -180,22 +185,40 @@ def _typed_inserts() -> list[tuple[str, str, str]]:
     ]
 
 
-def _insert_new(table: str, key: str, select: str) -> str:
-    """Insert the rows of ``select`` whose key the table does not hold yet, one per key. By
-    anti-join, not ``INSERT OR IGNORE``: a DuckLake has no keys to ignore by."""
+def _insert_new(table: str, key: str, select: str, *, scope: str = "") -> str:
+    """Insert the rows of ``select`` whose key the table does not hold yet, one per key (the first
+    seen, for a table with ``first_seen_at``). By anti-join, not ``INSERT OR IGNORE``: a DuckLake has
+    no keys to ignore by. ``scope``: a condition on the table's rows that any row with one of these
+    keys meets (the batch's runs), so the anti-join reads only those."""
+    order = " ORDER BY x.first_seen_at" if table in ("screens", "policies") else ""
     return (f"INSERT INTO {table} SELECT * FROM ({select}) AS x(k) "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{key} = x.k) "
-            f"QUALIFY row_number() OVER (PARTITION BY x.k) = 1")
+            f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{key} = x.k{scope}) "
+            f"QUALIFY row_number() OVER (PARTITION BY x.k{order}) = 1")
 
 
-_TYPED = [_insert_new(*typed) for typed in _typed_inserts()]
+SHARED_TABLES = ("screens", "policies")
+"""Typed tables whose rows are shared by runs (a screen by its content, a policy by its id): two
+hosts may hold the same row, so they are written under the shared-tables lock, not a run's."""
+_RUN_SCOPE = " AND t.run_id IN (SELECT run_id FROM chunk_runs)"
+_KIND_OF = {"observations": "observation", "decisions": "decision", "shadow_decisions": "shadow_decision",
+            "actions": "action", "checkpoints": "checkpoint", "verifications": "verification",
+            "judge_calls": "judge_call", "notifications": "notification", "friction": "friction"}
+"""The event kind each run's typed table is made of (a batch without that kind skips the table)."""
+_BY_EVENT_ID = ("shadow_decisions", "actions")
+"""Typed tables keyed by the event's own id: an event not stored yet has no row there (both are
+inserted in one transaction), so their rows need no anti-join."""
+_TYPED = [(_KIND_OF[table], f"INSERT INTO {table} {select}" if table in _BY_EVENT_ID
+           else _insert_new(table, key, select, scope=_RUN_SCOPE))
+          for table, key, select in _typed_inserts() if table not in SHARED_TABLES]
+_SHARED_STAGE = [(f"CREATE OR REPLACE TEMP TABLE chunk_{table} AS {select.replace('new_events', 'valid_events')}",
+                  f"INSERT INTO pending_{table} SELECT * FROM chunk_{table}",
+                  _insert_new(table, key, f"SELECT * FROM pending_{table}"))
+                 for table, key, select in _typed_inserts() if table in SHARED_TABLES]
+"""Per shared table: stage its rows from the batch's valid lines (before any lock: a line whose
+values DuckDB rejects is found here), keep them once the batch's events committed, insert the new
+ones under the shared-tables lock."""
 
-_BUMP_SERIAL = "UPDATE ingest_serial SET generation = generation + 1, committed_at = current_timestamp"
-"""Every ingest transaction updates this one row, so two that commit into a DuckLake at the same
-time conflict and one runs again, seeing what the other inserted: without keys, that is what
-keeps two writers from both inserting one event."""
-
-_RUNS_DELETE = "DELETE FROM runs WHERE run_id IN (SELECT DISTINCT run_id FROM new_events)"
+_RUNS_DELETE = "DELETE FROM runs WHERE run_id IN (SELECT run_id FROM pending_runs)"
 _RUNS_UPSERT = """
 INSERT INTO runs
 SELECT e.run_id,
@@ -226,7 +249,7 @@ SELECT e.run_id,
        arg_max(payload->>'$.package_version', occurred_at) FILTER (WHERE kind = 'run_started') AS package_version,
        count(*) AS events
 FROM events e
-WHERE e.run_id IN (SELECT DISTINCT run_id FROM new_events)
+WHERE e.run_id IN (SELECT run_id FROM pending_runs)
 GROUP BY e.run_id
 """
 
@@ -307,42 +330,66 @@ class _Loaded:
     """(journal path, line number, reason, excerpt)."""
 
 
-def _load(con: Connection, stage: pl.DataFrame) -> _Loaded:
-    """Validate and insert one batch of lines in one transaction (rolled back if DuckDB raises)."""
+_VALID = """
+CREATE OR REPLACE TEMP VIEW valid_events AS
+SELECT event_id, run_id, seq, kind, occurred_at, payload, schema_version FROM candidate WHERE problem IS NULL
+"""
+
+
+def _load(con: Connection, stage: pl.DataFrame, locks: IngestLocks) -> _Loaded:
+    """Validate and insert one batch of lines in one transaction (rolled back if DuckDB raises).
+
+    The lines are parsed and validated, and the shared tables' rows staged, in this connection's
+    temporary tables before any lock is taken; then, holding the locks of the batch's runs, the
+    events no writer stored yet and their typed rows are inserted and committed. The shared
+    tables' rows wait in ``pending_*`` for :func:`_save_state`."""
     out = _Loaded()
-    con.execute("BEGIN TRANSACTION")
+    con.register("stage_lines", stage)
     try:
-        con.register("stage_lines", stage)
         con.execute(_CANDIDATES)
-        out.rejects = [(p, int(n), r, x) for p, n, r, x in con.execute(
-            "SELECT journal_path, line_no, problem, left(line, 200) FROM candidate WHERE problem IS NOT NULL"
-        ).fetchall()]
-        con.execute(
-            """
-            CREATE OR REPLACE TEMP TABLE new_events AS
-            SELECT DISTINCT ON (c.event_id) c.event_id, c.run_id, c.seq, c.kind, c.occurred_at, c.payload, c.schema_version
-            FROM candidate c
-            WHERE c.problem IS NULL AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = c.event_id)
-            """
-        )
-        out.new_events = con.execute("SELECT count(*) FROM new_events").fetchall()[0][0]
-        if out.new_events:
-            con.execute(
-                "INSERT INTO events SELECT event_id, run_id, seq, kind, occurred_at, payload, schema_version FROM new_events"
-            )
-            for sql in _TYPED:
-                con.execute(sql)
-            con.execute(_RUNS_DELETE)
-            con.execute(_RUNS_UPSERT)
-            con.execute(_BUMP_SERIAL)
-        con.execute("DROP TABLE IF EXISTS candidate; DROP TABLE IF EXISTS new_events")
+    finally:
         con.unregister("stage_lines")
-        con.execute("COMMIT")
-    except Exception:
-        rollback(con)
-        with contextlib.suppress(duckdb.Error):
-            con.unregister("stage_lines")
-        raise
+    out.rejects = [(p, int(n), r, x) for p, n, r, x in con.execute(
+        "SELECT journal_path, line_no, problem, left(line, 200) FROM candidate WHERE problem IS NOT NULL"
+    ).fetchall()]
+    con.execute(_VALID)
+    con.execute("CREATE OR REPLACE TEMP TABLE chunk_runs AS SELECT DISTINCT run_id FROM valid_events")
+    for stage_sql, _keep, _insert in _SHARED_STAGE:
+        con.execute(stage_sql)
+    run_ids = [r[0] for r in con.execute("SELECT run_id FROM chunk_runs").fetchall()]
+    if run_ids:
+        locks.runs(run_ids)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(
+                """
+                CREATE OR REPLACE TEMP TABLE new_events AS
+                SELECT DISTINCT ON (c.event_id) c.event_id, c.run_id, c.seq, c.kind, c.occurred_at, c.payload,
+                       c.schema_version
+                FROM valid_events c
+                WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = c.event_id
+                                  AND e.run_id IN (SELECT run_id FROM chunk_runs))
+                """
+            )
+            out.new_events = con.execute("SELECT count(*) FROM new_events").fetchall()[0][0]
+            if out.new_events:
+                con.execute("INSERT INTO events SELECT event_id, run_id, seq, kind, occurred_at, payload, "
+                            "schema_version FROM new_events")
+                kinds = {k for (k,) in con.execute("SELECT DISTINCT kind FROM new_events").fetchall()}
+                for kind, sql in _TYPED:
+                    if kind in kinds:
+                        con.execute(sql)
+            con.execute("DROP TABLE IF EXISTS new_events")
+            con.execute("COMMIT")
+        except Exception:
+            rollback(con)
+            raise
+    # committed (or nothing to commit): what the shared tables need from these lines, even when a
+    # writer that died after committing them left them to this one
+    for _stage, keep_sql, _insert in _SHARED_STAGE:
+        con.execute(keep_sql)
+    con.execute("INSERT INTO pending_runs SELECT run_id FROM chunk_runs")
+    con.execute("DROP VIEW IF EXISTS valid_events; DROP TABLE IF EXISTS candidate")
     return out
 
 
@@ -351,12 +398,12 @@ _DATA_ERRORS = (duckdb.DataError, duckdb.IntegrityError, duckdb.InvalidInputExce
 disk, a damaged file, a bug in this module) is not a bad line: it propagates and no offset moves."""
 
 
-def _load_isolating(con: Connection, stage: pl.DataFrame) -> _Loaded:
+def _load_isolating(con: Connection, stage: pl.DataFrame, locks: IngestLocks) -> _Loaded:
     """:func:`_load`, and when a line's data makes DuckDB reject the batch, the two halves apart,
     down to the single lines that fail: those are rejected with DuckDB's reason and everything
     else is ingested."""
     try:
-        return _load(con, stage)
+        return _load(con, stage, locks)
     except _DATA_ERRORS as exc:
         if stage.height <= 1:
             row = stage.row(0, named=True) if stage.height else None
@@ -366,15 +413,15 @@ def _load_isolating(con: Connection, stage: pl.DataFrame) -> _Loaded:
             logger.warning("journal %s line %s: %s", row["journal_path"], row["line_no"], reason)
             return _Loaded(rejects=[(row["journal_path"], int(row["line_no"]), reason, row["line"][:200])])
     half = stage.height // 2
-    first = _load_isolating(con, stage.slice(0, half))
-    second = _load_isolating(con, stage.slice(half))
+    first = _load_isolating(con, stage.slice(0, half), locks)
+    second = _load_isolating(con, stage.slice(half), locks)
     return _Loaded(first.new_events + second.new_events, first.rejects + second.rejects)
 
 
-CHUNK_LINES = 2000
-"""Journal lines ingested per transaction (whole journals, so a bigger one goes alone). Short
-transactions keep a backlog from losing every commit race on a DuckLake that other
-supervisors commit into every few seconds, and each chunk's progress is kept as it commits."""
+CHUNK_LINES = 20_000
+"""Journal lines ingested per transaction (whole journals, so a bigger one goes alone). Large
+batches make few commits (each costs a round of catalog writes and a Parquet file per table on a
+DuckLake); writers of other runs never wait for each other, so a large batch holds nobody up."""
 
 
 @dataclass
@@ -388,15 +435,18 @@ class _JournalRead:
     restarted: bool
 
 
-def ingest_journals(con: Connection, journals: list[Path], report: SyncReport | None = None) -> SyncReport:
+def ingest_journals(con: Connection, journals: list[Path], report: SyncReport | None = None,
+                    locks: IngestLocks | None = None) -> SyncReport:
     """Ingest the new part of each journal file. Lines that are not events (bad JSON, hostile
     values such as ``"at": 1e300``) are skipped, recorded in ``ingest_rejects`` and reported;
     the rest is ingested, so one bad line never stops the warehouse for every run.
 
     ``report``: add to it (a retry after a commit conflict keeps what the chunks committed
-    before the conflict inserted)."""
+    before the conflict inserted). ``locks``: how this writer coordinates with the others of a
+    shared warehouse (:func:`supervisor.warehouse.backend.ingest_locks`; none needed for a file)."""
     t0 = time.perf_counter()
     report = report or SyncReport(journals=len(journals))
+    locks = locks or IngestLocks()
     state = _read_state(con, [str(p) for p in journals])
     reads: list[_JournalRead] = []
     for path in journals:
@@ -417,13 +467,16 @@ def ingest_journals(con: Connection, journals: list[Path], report: SyncReport | 
         if new_lines or restarted or torn or key not in state:  # else nothing to read or record
             reads.append(_JournalRead(key, new_lines, seen + 1, end, seen + len(new_lines), torn, restarted))
     chunk: list[_JournalRead] = []
-    for read in reads:
-        if chunk and sum(len(r.lines) for r in chunk) + len(read.lines) > CHUNK_LINES:
-            _ingest_chunk(con, chunk, report)
-            chunk = []
-        chunk.append(read)
-    if chunk:
-        _ingest_chunk(con, chunk, report)
+    try:
+        for read in reads:
+            if chunk and sum(len(r.lines) for r in chunk) + len(read.lines) > CHUNK_LINES:
+                _ingest_chunk(con, chunk, report, locks)
+                chunk = []
+            chunk.append(read)
+        if chunk:
+            _ingest_chunk(con, chunk, report, locks)
+    finally:
+        locks.release()
     report.seconds += time.perf_counter() - t0
     return report
 
@@ -441,42 +494,70 @@ def _read_state(con: Connection, keys: list[str]) -> dict[str, tuple[int, int]]:
     return {row[0]: (int(row[1]), int(row[2])) for row in rows}
 
 
-def _ingest_chunk(con: Connection, reads: list[_JournalRead], report: SyncReport) -> None:
+_PENDING = ("CREATE OR REPLACE TEMP TABLE pending_runs (run_id VARCHAR); "
+            "CREATE OR REPLACE TEMP TABLE pending_screens AS SELECT * FROM screens LIMIT 0; "
+            "CREATE OR REPLACE TEMP TABLE pending_policies AS SELECT * FROM policies LIMIT 0")
+_SCRATCH = ("pending_runs", "pending_screens", "pending_policies", "chunk_runs", "chunk_screens", "chunk_policies",
+            "candidate", "new_events")
+
+
+def _ingest_chunk(con: Connection, reads: list[_JournalRead], report: SyncReport, locks: IngestLocks) -> None:
+    """One chunk: its events under its runs' locks, then its shared rows and progress under the
+    shared tables' lock; every lock is let go at the end."""
     stage = pl.DataFrame({"journal_path": [r.key for r in reads for _ in r.lines],
                           "line_no": [n for r in reads for n in range(r.first_line_no, r.first_line_no + len(r.lines))],
                           "line": [line for r in reads for line in r.lines]},
                          schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "line": pl.Utf8})
-    loaded = _load_isolating(con, stage)
-    report.new_events += loaded.new_events  # committed: a retry of this chunk finds them there
-    rejects = pl.DataFrame([(p, n, r, redact(x)) for p, n, r, x in loaded.rejects], orient="row",
-                           schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "reason": pl.Utf8, "excerpt": pl.Utf8})
-    states = pl.DataFrame([(r.key, r.end, r.lines_seen, r.torn, r.restarted) for r in reads], orient="row",
-                          schema={"journal_path": pl.Utf8, "byte_offset": pl.Int64, "events": pl.Int64,
-                                  "torn_tail": pl.Boolean, "restarted": pl.Boolean})
-    _save_state(con, rejects, states)
+    con.execute(_PENDING)
+    try:
+        loaded = _load_isolating(con, stage, locks)
+        report.new_events += loaded.new_events  # committed: a retry of this chunk finds them there
+        rejects = pl.DataFrame([(p, n, r, redact(x)) for p, n, r, x in loaded.rejects], orient="row",
+                               schema={"journal_path": pl.Utf8, "line_no": pl.Int64, "reason": pl.Utf8,
+                                       "excerpt": pl.Utf8})
+        states = pl.DataFrame([(r.key, r.end, r.lines_seen, r.torn, r.restarted) for r in reads], orient="row",
+                              schema={"journal_path": pl.Utf8, "byte_offset": pl.Int64, "events": pl.Int64,
+                                      "torn_tail": pl.Boolean, "restarted": pl.Boolean})
+        _save_state(con, rejects, states, locks)
+    finally:
+        locks.release()
+        with contextlib.suppress(duckdb.Error):
+            con.execute("DROP VIEW IF EXISTS valid_events")
+        for table in _SCRATCH:
+            with contextlib.suppress(duckdb.Error):
+                con.execute(f"DROP TABLE IF EXISTS {table}")
     for rejected_path, _n, reason, _x in loaded.rejects:  # counted once recorded (a retry finds them again)
         report.bad_lines[rejected_path] = report.bad_lines.get(rejected_path, 0) + 1
         report.reasons.setdefault(rejected_path, reason)
 
 
-def _save_state(con: Connection, rejects: pl.DataFrame, states: pl.DataFrame) -> None:
-    """Record skipped lines and how far each journal was read, in one transaction (replacing the
-    rows of the same journal and line by delete + insert: a DuckLake has no keys to upsert by)."""
+def _save_state(con: Connection, rejects: pl.DataFrame, states: pl.DataFrame, locks: IngestLocks) -> None:
+    """Under the shared tables' lock, in one transaction: the chunk's new screens and policies, its
+    runs' summaries (recomputed from their events), the lines skipped and how far each journal
+    was read (replacing the rows of the same journal and line by delete + insert: a DuckLake has
+    no keys to upsert by)."""
+    locks.shared_tables()
     con.execute("BEGIN TRANSACTION")
     try:
         con.register("reject_rows", rejects)
         con.register("state_rows", states)
-        con.execute("DELETE FROM ingest_rejects WHERE journal_path IN "
-                    "(SELECT journal_path FROM state_rows WHERE restarted)")
-        con.execute("DELETE FROM ingest_rejects WHERE (journal_path, line_no) IN "
-                    "(SELECT (journal_path, line_no) FROM reject_rows)")
-        con.execute("INSERT INTO ingest_rejects SELECT journal_path, line_no, reason, excerpt, current_timestamp "
-                    "FROM reject_rows QUALIFY row_number() OVER (PARTITION BY journal_path, line_no) = 1")
+        for _stage, _keep, insert_sql in _SHARED_STAGE:
+            con.execute(insert_sql)
+        if con.execute("SELECT count(*) FROM pending_runs").fetchall()[0][0]:
+            con.execute(_RUNS_DELETE)
+            con.execute(_RUNS_UPSERT)
+        if bool(states["restarted"].any()):
+            con.execute("DELETE FROM ingest_rejects WHERE journal_path IN "
+                        "(SELECT journal_path FROM state_rows WHERE restarted)")
+        if rejects.height:
+            con.execute("DELETE FROM ingest_rejects WHERE (journal_path, line_no) IN "
+                        "(SELECT (journal_path, line_no) FROM reject_rows)")
+            con.execute("INSERT INTO ingest_rejects SELECT journal_path, line_no, reason, excerpt, current_timestamp "
+                        "FROM reject_rows QUALIFY row_number() OVER (PARTITION BY journal_path, line_no) = 1")
         con.execute("DELETE FROM ingest_state WHERE journal_path IN (SELECT journal_path FROM state_rows)")
         con.execute("INSERT INTO ingest_state SELECT s.journal_path, NULL, s.byte_offset, s.events, s.torn_tail, "
                     "(SELECT count(*) FROM ingest_rejects r WHERE r.journal_path = s.journal_path), current_timestamp "
                     "FROM state_rows s")
-        con.execute(_BUMP_SERIAL)
         con.execute("COMMIT")
     except Exception:
         rollback(con)
@@ -485,4 +566,3 @@ def _save_state(con: Connection, rejects: pl.DataFrame, states: pl.DataFrame) ->
         for view in ("reject_rows", "state_rows"):  # each one, even when the other is already gone
             with contextlib.suppress(duckdb.Error):
                 con.unregister(view)
-

@@ -846,6 +846,77 @@ def m_ingest_serial(con: Connection) -> None:
     )
 
 
+def m_annotations(con: Connection) -> None:
+    """What people record by hand (``supervisor notes|friction|prefs``), ingested from the
+    annotations ledger: ``annotations`` holds every record; ``notes``, ``prefs_history`` and
+    ``prefs`` (the value in effect per key; an empty value unsets it) read it. Friction recorded by
+    hand is also inserted into ``friction`` (same id), so the friction views count it."""
+    con.execute(
+        """
+        CREATE TABLE annotations (
+            annotation_id VARCHAR PRIMARY KEY,
+            kind VARCHAR NOT NULL,
+            run_id VARCHAR,
+            after_seq INTEGER,
+            occurred_at TIMESTAMP,
+            author VARCHAR,
+            type VARCHAR,
+            key VARCHAR,
+            text VARCHAR,
+            signal VARCHAR,
+            seconds_lost DOUBLE
+        );
+        CREATE VIEW notes AS
+        SELECT annotation_id AS note_id, run_id, after_seq, occurred_at, author, type, text
+        FROM annotations WHERE kind = 'note';
+        CREATE VIEW prefs_history AS
+        SELECT annotation_id AS pref_id, key, text AS value, occurred_at, author
+        FROM annotations WHERE kind = 'pref';
+        CREATE VIEW prefs AS
+        SELECT key, arg_max(value, occurred_at) AS value, max(occurred_at) AS set_at,
+               arg_max(author, occurred_at) AS set_by
+        FROM prefs_history GROUP BY key HAVING arg_max(value, occurred_at) <> '';
+        """
+    )
+
+
+def m_oracle_consultations(con: Connection) -> None:
+    """Second opinions asked with ``supervisor oracle consult --run``: one row per consultation, from
+    the run's journal (its ``oracle`` note, joined to the ``judge_calls`` row of the model call: cost,
+    cache hit, tokens) or, for a run whose live supervisor could not take it, from the annotations
+    ledger (``stored_in``)."""
+    con.execute(
+        """
+        CREATE VIEW oracle_consultations AS
+        SELECT (e.payload->>'$.consultation_id') AS consultation_id, e.run_id, e.seq, e.occurred_at,
+               (e.payload->>'$.mode') AS mode, (e.payload->>'$.source') AS source, (e.payload->>'$.model') AS model,
+               (e.payload->>'$.question') AS question, (e.payload->'$.files') AS files,
+               (e.payload->>'$.summary') AS summary, (e.payload->'$.concerns') AS concerns,
+               (e.payload->'$.recommendations') AS recommendations, (e.payload->>'$.confidence') AS confidence,
+               (e.payload->>'$.fallback_reason') AS fallback_reason, (e.payload->>'$.by') AS asked_by,
+               j.judge_call_id, j.cache_hit, j.cost_usd, j.input_tokens, j.output_tokens, j.latency_ms,
+               j.outcome AS call_outcome, 'journal' AS stored_in
+        FROM events e LEFT JOIN judge_calls j ON j.judge_call_id = (e.payload->>'$.judge_call_id')
+        WHERE e.kind = 'note' AND (e.payload->>'$.type') = 'oracle'
+        UNION ALL BY NAME
+        SELECT annotation_id AS consultation_id, run_id, after_seq AS seq, occurred_at, text AS summary,
+               author AS asked_by, 'ledger' AS stored_in
+        FROM annotations WHERE kind = 'note' AND type = 'oracle';
+        """
+    )
+
+
+def m_events_by_kind(con: Connection) -> None:
+    """On a DuckLake, new event files are written one per kind (``PARTITIONED BY (kind)``): the
+    views read a few kinds each (pauses and resumes, notes, run starts), and a scan for them then
+    reads only those kinds' files instead of every payload (the friction view over 300,000 events
+    in 3.7 s instead of 6.5 s on the shared machine, as fast as the local file). A DuckDB file has
+    no partitions: nothing changes there."""
+    kind = con.execute("SELECT type FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    if kind and kind[0][0] == "ducklake":
+        con.execute("ALTER TABLE events SET PARTITIONED BY (kind)")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m0001_core_tables,
     m0002_views,
@@ -856,6 +927,9 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m_friction_time_joins,
     m_policies_gates_registry,
     m_ingest_serial,
+    m_annotations,
+    m_oracle_consultations,
+    m_events_by_kind,
 ]
 """Applied in this order; the position (1-based) is the version recorded."""
 

@@ -4,8 +4,9 @@ back). ``supervisor warehouse migrate --to ...`` is a thin skin over :func:`migr
 - **Idempotent**: a row is copied only when the target has no row with its key (the keys the
   local schema declares, derived from the migrations themselves), so running it again, or
   after the host already ingested some of the same runs into the target, copies nothing twice.
-- **Atomic**: one transaction; it bumps ``ingest_serial`` like an ingest does, so it conflicts
-  with (and is retried after) any ingest committing into a DuckLake at the same moment.
+- **Atomic**: one transaction, holding the fleet lock exclusively (no ingest into the DuckLake
+  interleaves with it: each holds that lock shared), and bumping ``ingest_serial`` so that it
+  conflicts with (and is retried after) any older writer committing at the same moment.
 - **Verifiable**: afterwards every table's source rows are looked up in the target by key and
   the counts are reported (rows in the source, in the target, and source rows missing).
 - ``ingest_state`` comes along, so the host's journals are not read again once it switches.
@@ -113,6 +114,7 @@ def migrate_warehouse(source: WarehouseLocation, target: WarehouseLocation) -> M
 
         def copy() -> dict[str, int]:
             copied: dict[str, int] = {}
+            wh.locks.fleet(exclusive=True)  # no ingest interleaves with a copy of whole tables
             wh.con.execute("BEGIN TRANSACTION")
             try:
                 for t in tables:
@@ -124,6 +126,8 @@ def migrate_warehouse(source: WarehouseLocation, target: WarehouseLocation) -> M
             except Exception:
                 rollback(wh.con)
                 raise
+            finally:
+                wh.locks.release()
             return copied
 
         copied = retry_conflicts(copy, what="migrating the warehouse", location=target)

@@ -22,10 +22,11 @@ the CLI appends to the journal directly.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from supervisor.journal import Journal
 from supervisor.policy import Policy
 from supervisor.redact import clip
 from supervisor.workflow import handoff as handoff_mod
+from supervisor.workflow import inbox, profiles
 from supervisor.workflow.checkpoint import CheckpointEvent, CheckpointSource, CheckpointTracker, find_blocks
 from supervisor.workflow.gate import (
     ACCEPTANCE_NODE,
@@ -45,6 +47,7 @@ from supervisor.workflow.gate import (
     decide_on_pause,
 )
 from supervisor.workflow.notify import Notification, NotificationHub, default_channels
+from supervisor.workflow.profiles import SupervisionChoice
 from supervisor.workflow.spec import WorkflowSpec
 from supervisor.workflow.state import VerifierResult, WorkflowDecision, WorkflowState, fold, initial_state
 from supervisor.workflow.verifiers import VerifierPool
@@ -93,11 +96,20 @@ class WorkflowController:
                  run_id: str, *, pane_id: str | None = None, cwd: str | Path | None = None,
                  pool: VerifierPool | None = None, hub: NotificationHub | None = None,
                  wake: Callable[[], None] | None = None, confirm_timeout_s: float | None = None,
-                 on_event: Callable[[Any], None] | None = None, control: RunControl | None = None) -> None:
+                 on_event: Callable[[Any], None] | None = None, control: RunControl | None = None,
+                 agent: str | None = None, profile: str | None = None,
+                 prefs: Mapping[str, str] | None = None) -> None:
         self.spec = spec
         self.journal = journal
         self.surface = surface
-        self.policy = policy
+        self.base_policy = policy
+        """The run's policy as given; :attr:`policy` is what the workflow obeys (its mode and preferences applied)."""
+        self._agent = agent
+        self._profile = profile
+        """``--profile`` (None: ``$SUPERVISOR_PROFILE``, then the preferences, the agent, the default)."""
+        self._prefs = dict(prefs) if prefs is not None else None
+        """The preferences to use (None: the ledger's, as they stand when the run starts)."""
+        self._wf: tuple[Policy, SupervisionChoice] | None = None
         self.settings = settings
         self.run_id = run_id
         self.pane_id = pane_id
@@ -119,6 +131,8 @@ class WorkflowController:
         self._unconfirmed: dict[str, tuple[handoff_mod.HandoffInstruction, float]] = {}
         self.checkpoints: dict[str, CheckpointEvent] = {}
         self.tracker = CheckpointTracker()
+        self._journaled: dict[str, dict[str, Any]] = {}
+        """The run's ``supervision`` and ``preferences`` notes (a resumed run keeps its own)."""
         self.state: WorkflowState = initial_state(spec, run_id)
         for ev in journal.events():
             self._fold(ev)
@@ -130,6 +144,10 @@ class WorkflowController:
     # -- state ------------------------------------------------------------------------------------------
     def _fold(self, ev: Any) -> None:
         fold(self.state, ev)
+        if ev.kind == "note" and ev.payload.get("type") in ("supervision", "preferences"):
+            self._journaled[ev.payload["type"]] = ev.payload
+        elif ev.kind == "run_started" and self._agent is None and ev.payload.get("agent"):
+            self._agent = str(ev.payload["agent"])
         if ev.kind == "checkpoint":
             try:
                 cp = CheckpointEvent.model_validate({k: v for k, v in ev.payload.items()
@@ -151,6 +169,63 @@ class WorkflowController:
             except Exception:  # noqa: BLE001 - a listener's bug must not stop the workflow (the event is journaled)
                 log.exception("workflow event listener failed on %s", ev.kind)
         return ev
+
+    # -- the mode and preferences the workflow obeys ------------------------------------------------------
+    @property
+    def policy(self) -> Policy:
+        """The run's policy with its worker's supervision mode and the people's preferences applied."""
+        return self._workflow_policy()[0]
+
+    @property
+    def supervision(self) -> SupervisionChoice:
+        """The worker profile and supervision mode this run obeys, and why."""
+        return self._workflow_policy()[1]
+
+    @property
+    def preferences(self) -> dict[str, str]:
+        """The preferences this run's instructions use (a resumed run keeps those it started with)."""
+        noted = self._journaled.get("preferences")
+        if noted is not None:
+            return {str(k): str(v) for k, v in (noted.get("values") or {}).items()}
+        if self._prefs is None and "supervision" in self._journaled:
+            self._prefs = {}  # the run started with none set: later ones are for later runs
+        if self._prefs is None:
+            from supervisor import ledger
+
+            path = getattr(self.settings, "annotations_path", None)
+            self._prefs = {k: a.text for k, a in ledger.prefs(path).items()} if path is not None else {}
+        return self._prefs
+
+    def _workflow_policy(self) -> tuple[Policy, SupervisionChoice]:
+        """Chosen once, when first needed (by then the run's start, naming its agent, is journaled): the
+        profile the run journaled if it has one (a resumed run), else by :func:`profiles.choose`."""
+        if self._wf is None:
+            if self._agent is None:  # an ACP run journals its start after making its controller
+                started = next((e for e in self.journal.events() if e.kind == "run_started"), None)
+                self._agent = str(started.payload.get("agent") or "") or None if started is not None else None
+            prefs = self.preferences
+            noted = (self._journaled.get("supervision") or {}).get("profile")
+            requested = self._profile or os.environ.get("SUPERVISOR_PROFILE") or None
+            if noted and noted in self.base_policy.supervision.profiles:
+                policy, choice = profiles.workflow_policy(self.base_policy, self._agent, noted, prefs)
+                was = self._journaled["supervision"]
+                choice = profiles.SupervisionChoice(choice.profile, choice.mode, choice.provider, choice.model,
+                                                    choice.trust, was.get("chosen_by") or "requested",
+                                                    was.get("preference"))
+            else:
+                policy, choice = profiles.workflow_policy(self.base_policy, self._agent, requested, prefs)
+            self._wf = (policy, choice)
+        return self._wf
+
+    def _note_supervision(self) -> None:
+        """Journal, once per run, the profile and mode it obeys and the preferences it uses."""
+        choice = self.supervision
+        if "supervision" not in self._journaled:
+            ignored = profiles.ignored_preferences(self.base_policy, self._agent, self.preferences)
+            self._append("note", {"type": "supervision", **choice.to_dict(),
+                                  **({"ignored_preferences": ignored} if ignored else {})})
+        if "preferences" not in self._journaled and self.preferences:
+            self._append("note", {"type": "preferences", "values": dict(self.preferences)})
 
     @property
     def cwd(self) -> Path:
@@ -223,11 +298,12 @@ class WorkflowController:
         """The runner saw the agent finish (idle after work) but the finish gate has not passed: if
         the plan is waiting on the agent (nothing verifying, no pause, no held finish), escalate once."""
         with self._lock:
+            out = self._start()
             st = self.state
             if (st.finished or st.paused or st.hold is not None or self.busy() or st.awaiting_handoff
                     or st.idle_escalated_for == (st.last_checkpoint_id or "none")):
-                return []
-            return self._record_and_act(decide_idle(self.spec, st, self.policy, trigger_id))
+                return out
+            return out + self._record_and_act(decide_idle(self.spec, st, self.policy, trigger_id))
 
     def tick(self) -> list[WorkflowDecision]:
         """Collect verifier results and control requests; call on the re-check timer."""
@@ -256,6 +332,11 @@ class WorkflowController:
         if self._own_control:
             self.control.close()
 
+    def _waited(self) -> float | None:
+        """Seconds since the pause being resumed began (None when the state does not know it)."""
+        at = self.state.paused_at
+        return None if at is None else round(max(0.0, time.time() - at), 3)
+
     def take_request(self, request: dict[str, Any]) -> None:
         """A review/stop/resume request the pane runner picked up; journaled on the next tick."""
         with self._lock:
@@ -267,6 +348,7 @@ class WorkflowController:
         if self._started:
             return []
         self._started = True
+        self._note_supervision()
         out: list[WorkflowDecision] = []
         # 1. instructions whose intent was journaled but not their delivery: check the screen first
         for h in list(self.state.handoffs.values()):
@@ -312,7 +394,7 @@ class WorkflowController:
             if cp.body is None:
                 continue
             if self.state.paused and cp.body.status != "blocked" and self.state.hold is None:
-                self._append("resume", {"source": "workflow", "by": "agent",
+                self._append("resume", {"source": "workflow", "by": "agent", "waited_s": self._waited(),
                                         "note": f"agent reported {cp.body.status} (checkpoint {cp.body.checkpoint_seq})"})
             out += self._decide(cp)
         return out
@@ -424,7 +506,8 @@ class WorkflowController:
             if d is not None:
                 out += self._record_and_act(d)
                 if self.state.paused:
-                    self._append("resume", {"source": "workflow", "by": "review", "note": "finish after review"})
+                    self._append("resume", {"source": "workflow", "by": "review", "waited_s": self._waited(),
+                                            "note": "finish after review"})
         return out
 
     def _controls(self) -> None:
@@ -433,7 +516,9 @@ class WorkflowController:
             requests += self.control.requests()
         for req in requests:
             rid = req.get("request_id")
-            if rid and rid not in self.state.controls_done:
+            if req.get("type") == inbox.REQUEST:  # events another process hands the run (an oracle consultation)
+                inbox.journal_request(self._append, req)
+            elif rid and rid not in self.state.controls_done:
                 try:
                     kind, payload = control_event(req.get("type", ""), by=req.get("by"), note=req.get("note", ""),
                                                   request_id=rid)

@@ -136,8 +136,6 @@ def run_workflow_demo(settings: Settings, *, workdir: Path | None = None, timeou
         "spec": str(spec_path),
         "agent_record": str(record),
         "project": str(project),
-        "look_further": [f"supervisor runs summarize {run_id}", f"supervisor runs show {run_id}",
-                         f"supervisor runs postmortem {run_id}", f"supervisor runs replay {run_id}"],
     }
 
 
@@ -150,8 +148,9 @@ def _held_for_review(settings: Settings, run_id: str) -> bool:
     return any(e.kind == "pause" and e.payload.get("hold") == "review" for e in iter_events(path))
 
 
-def format_demo_summary(summary: dict[str, Any]) -> str:
-    lines = [f"workflow demo: run {summary['run_id']} {summary['outcome'] or 'did not finish'} "
+def format_demo_summary(summary: dict[str, Any], ref: str | None = None) -> str:
+    """The workflow demo in a few lines; ``ref`` names the run (default: its full id)."""
+    lines = [f"workflow demo: run {ref or summary['run_id']} {summary['outcome'] or 'did not finish'} "
              f"in {summary['seconds']}s"]
     if summary.get("error"):
         lines.append(f"  error: {summary['error']}")
@@ -159,7 +158,6 @@ def format_demo_summary(summary: dict[str, Any]) -> str:
     lines.append(f"  checkpoints {summary['checkpoints']}, verifications {summary['verifications']} "
                  f"({summary['verifications_failed']} failed -> retry with its output), "
                  f"instructions sent {summary['instructions_sent']}, reviewed by {', '.join(summary['reviewed_by'])}")
-    lines.append("  look further: " + " | ".join(summary["look_further"]))
     return "\n".join(lines)
 
 

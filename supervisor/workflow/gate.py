@@ -306,7 +306,8 @@ def _retry_or_escalate(cp: CheckpointEvent, st: WorkflowState, spec: WorkflowSpe
     what = "acceptance" if acceptance else f"step {node.id}"
     retries = st.node(node.id).retries
     if retries >= max_retries:
-        return _mk("escalate", f"{what} failed verification ({names}) after {retries} retries", cp, policy,
+        return _mk("escalate", f"{what} failed verification ({names}) after {retries} "
+                   f"{'retry' if retries == 1 else 'retries'}", cp, policy,
                    node_id=node.id, rule="retries_exhausted",
                    next_action=f"look at the failure (`supervisor runs show {st.run_id or 'RUN_ID'}`), help the "
                                f"agent, then `{_resume_cmd(st)}`")
@@ -343,17 +344,22 @@ def decide_after_review(spec: WorkflowSpec, state: WorkflowState, policy: Policy
 
 def decide_on_pause(spec: WorkflowSpec, state: WorkflowState, policy: Policy, now: float) -> WorkflowDecision | None:
     """``pause.mode: notify_then_ai``: once a pause has waited ``ai_after_s`` with no human, hand the
-    agent ``templates.unblock`` (once per pause, within the intervention budget). ``now`` is an
+    agent ``templates.unblock``; again ``ai_after_s`` after each try while the pause lasts, up to
+    ``max_auto_interventions`` tries per pause (and within the intervention budget). ``now`` is an
     input, so this stays pure."""
+    tries = state.ai_tries if state.ai_tried_pause_at == state.paused_at else 0
+    since = state.ai_last_try_at if tries and state.ai_last_try_at is not None else state.paused_at
     if (policy.pause.mode != "notify_then_ai" or not state.paused or state.hold is not None or state.finished
-            or state.paused_at is None or now - state.paused_at < policy.pause.ai_after_s
-            or state.ai_tried_pause_at == state.paused_at
+            or since is None or now - since < policy.pause.ai_after_s
+            or tries >= policy.pause.max_auto_interventions
             or state.interventions >= policy.budgets.max_interventions):
         return None
     node = spec.node(state.current_node)
     text = render(policy.templates.unblock, step_id=node.id if node else "?", objective=node.objective if node else "",
                   reason=state.pause_reason or "", run_id=state.run_id)
-    return _mk("continue", f"no human answered the pause in {policy.pause.ai_after_s:g}s; the agent tries itself",
+    waited = "the pause" if not tries else "the agent's last try"
+    return _mk("continue", f"no human answered {waited} in {policy.pause.ai_after_s:g}s; the agent tries itself "
+                           f"(try {tries + 1} of {policy.pause.max_auto_interventions})",
                None, policy, trigger=state.pause_trigger_id, node_id=node.id if node else None, text=text,
                handoff_kind="unblock", rule="notify_then_ai")
 

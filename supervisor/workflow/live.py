@@ -30,6 +30,7 @@ from supervisor.runner import PaneRunner, RunConfig, Supervisor
 from supervisor.settings import Settings
 from supervisor.surfaces.base import OutputEvent, PaneInfo, RawScreen
 from supervisor.surfaces.transcript import TranscriptSurface
+from supervisor.workflow import inbox
 from supervisor.workflow.controller import WorkflowController
 from supervisor.workflow.spec import WorkflowSpec, load_spec, require_approved
 
@@ -46,14 +47,16 @@ class WorkflowPaneRunner(PaneRunner):
                  spec_path: str | None = None, run_id: str | None = None,
                  on_change: Callable[[PaneRunner, Any], None] | None = None, socket: str | None = None,
                  cwd: str | Path | None = None, wake: Callable[[], None] | None = None,
-                 transcript: str | Path | None = None) -> None:
+                 transcript: str | Path | None = None, profile: str | None = None) -> None:
         self.spec = spec
         self.spec_path = spec_path
         super().__init__(surface, pane, settings, config, run_id=run_id, on_change=on_change, socket=socket,
                          resume=bool(run_id))
+        # the worker's profile and its supervision mode, and the people's preferences, shape the workflow
+        # (the controller chooses them, journals them, and a resumed run keeps its own)
         self.workflow = WorkflowController(spec, self.journal, surface, config.policy, settings, self.run_id,
                                            pane_id=pane.pane_id, cwd=cwd, wake=wake, on_event=self._wf_event,
-                                           control=self.control)
+                                           control=self.control, agent=self.known_agent, profile=profile)
         self._wf_hash: str | None = None
         self._transcript = TranscriptSurface(transcript) if transcript else None
         """An agent's JSONL transcript, read for checkpoint blocks too (observe-only)."""
@@ -93,6 +96,8 @@ class WorkflowPaneRunner(PaneRunner):
             self.workflow.take_request(req)
             with self._sched:
                 self._wf_next = now
+        elif req.get("type") == inbox.REQUEST:
+            inbox.journal_request(self._append, req)
         else:
             super()._handle_request(req, now)
 
@@ -102,9 +107,14 @@ class WorkflowPaneRunner(PaneRunner):
         self.end("escalated" if paused else "stopped", reason="supervisor stopped")
 
     def end(self, outcome: Any, *, exit_code: int | None = None, reason: str = "") -> None:
-        if self.outcome is None:
+        if not self.done:
             self.workflow.close()
         super().end(outcome, exit_code=exit_code, reason=reason)
+
+    def suspend(self, reason: str) -> None:
+        if not self.done:
+            self.workflow.close()
+        super().suspend(reason)
 
     # -- hooks ---------------------------------------------------------------------------------------
     def observe(self, now: float, *, trigger: str = "output", force: bool = False) -> Decision | None:
@@ -188,14 +198,35 @@ class WorkflowPaneRunner(PaneRunner):
             self._wf_next = now + max(WAITING_POLL_S, self.policy.timing.recheck_s)
 
 
+class InboxPaneRunner(PaneRunner):
+    """The runner's PaneRunner that also journals what other processes hand its run
+    (:mod:`supervisor.workflow.inbox`: an oracle consultation made with ``--run``)."""
+
+    def _handle_request(self, req: dict[str, Any], now: float) -> None:
+        if req.get("type") == inbox.REQUEST:
+            inbox.journal_request(self._append, req)
+        else:
+            super()._handle_request(req, now)
+
+
+class InboxSupervisor(Supervisor):
+    """The runner's Supervisor, its panes supervised by :class:`InboxPaneRunner`."""
+
+    def _make_runner(self, info: PaneInfo, cfg: RunConfig, *, run_id: str | None = None,
+                     resume: bool = False) -> PaneRunner:
+        return InboxPaneRunner(self.surface, info, self.settings, cfg, socket=self.socket, on_change=self._journaled,
+                               run_id=run_id, resume=resume)
+
+
 class WorkflowSupervisor(Supervisor):
     """A Supervisor whose panes follow one WorkflowSpec."""
 
     def __init__(self, surface: Any, settings: Settings, config: RunConfig, *, spec: WorkflowSpec,
                  spec_path: str | None = None, run_id: str | None = None, cwd: str | Path | None = None,
-                 transcript: str | Path | None = None, **kw: Any) -> None:
+                 transcript: str | Path | None = None, profile: str | None = None, **kw: Any) -> None:
         super().__init__(surface, settings, config, **kw)
         self.transcript = transcript
+        self.profile = profile
         self.spec = spec
         self.spec_path = spec_path
         self.run_id = run_id
@@ -234,20 +265,22 @@ class WorkflowSupervisor(Supervisor):
             self.echo(f"{pane_id} resuming run {run_id} from its journal")
         return WorkflowPaneRunner(self.surface, info, self.settings, cfg, spec=self.spec, spec_path=self.spec_path,
                                   run_id=run_id, on_change=self._journaled, socket=self.socket, cwd=self.cwd,
-                                  wake=wake, transcript=self.transcript)
+                                  wake=wake, transcript=self.transcript, profile=self.profile)
 
 
 def make_supervisor(surface: Any, settings: Settings, config: RunConfig, *, spec_path: str | Path | None = None,
                     run_id: str | None = None, cwd: str | Path | None = None,
                     echo: Callable[[str], None] | None = None, transcript: str | Path | None = None,
-                    **kw: Any) -> Supervisor:
-    """The runner's Supervisor, or a WorkflowSupervisor when a spec is given (a draft is refused
-    with a SpecError before anything starts). ``echo`` prints workflow events (the CLI's console)."""
+                    profile: str | None = None, **kw: Any) -> Supervisor:
+    """The runner's Supervisor (whose runs also journal what other processes hand them, see
+    :mod:`supervisor.workflow.inbox`), or a WorkflowSupervisor when a spec is given (a draft is
+    refused with a SpecError before anything starts; ``profile`` names its worker profile). ``echo``
+    prints workflow events (the CLI's console)."""
     if spec_path is None:
-        return Supervisor(surface, settings, config, **kw)
+        return InboxSupervisor(surface, settings, config, **kw)
     spec = load_runnable_spec(spec_path)
     sup = WorkflowSupervisor(surface, settings, config, spec=spec, spec_path=str(Path(spec_path).resolve()),
-                             run_id=run_id, cwd=cwd, transcript=transcript, **kw)
+                             run_id=run_id, cwd=cwd, transcript=transcript, profile=profile, **kw)
     sup.echo = echo
     return sup
 
@@ -270,7 +303,23 @@ def describe_event(event: Any) -> str | None:
         return f"instruction {'received' if p.get('confirmed') else 'NOT confirmed'}: {first}"
     if event.kind == "note" and p.get("type") == "review":
         return f"review by {p.get('by')}"
+    if event.kind == "note" and p.get("type") == "supervision":
+        return f"supervision: {supervision_line(p)}"
+    if event.kind == "note" and p.get("type") == "preferences":
+        return "preferences used: " + ", ".join(f"{k}={v!r}" for k, v in (p.get("values") or {}).items())
     return None
+
+
+def supervision_line(note: dict[str, Any]) -> str:
+    """A run's ``supervision`` note in a line: profile, why, mode (and a preference it passed over)."""
+    how = {"requested": "asked for", "preference": f"preference {note.get('preference')}",
+           "agent": "the profile lists the agent", "default": "the policy's default"}.get(
+        str(note.get("chosen_by")), str(note.get("chosen_by")))
+    line = f"profile {note.get('profile')} ({how}), mode {note.get('mode')}"
+    ignored = note.get("ignored_preferences") or {}
+    if ignored:
+        line += "; passed over " + ", ".join(f"{k}={v!r} (no such profile)" for k, v in ignored.items())
+    return line
 
 
 def spec_workdir(spec: WorkflowSpec, spec_path: str | Path | None) -> Path | None:
@@ -307,16 +356,20 @@ def supervise_pane(settings: Settings, pane_id: str, spec_path: str | Path, *, p
     runner = sup.add_pane(pane_id)
     assert isinstance(runner, WorkflowPaneRunner)
 
-    def on_term(signum: int, frame: Any) -> None:
+    got: list[str] = []
+
+    def on_signal(signum: int, frame: Any) -> None:  # suspends: `supervisor runs resume` continues the run
+        got.append(signal.Signals(signum).name)
         sup.stop()
 
-    old = signal.signal(signal.SIGTERM, on_term) if _main_thread() else None
+    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {sig: signal.signal(sig, on_signal) for sig in sigs} if _main_thread() else {}
     try:
         sup.run(timeout=timeout)
     finally:
-        sup.close()
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+        sup.close(suspend=f"the supervisor got {got[0]}" if got else None)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
     return runner
 
 

@@ -9,7 +9,9 @@ fields); :func:`verify_webhook` is the receiver's side (±5 minute window, reuse
 remembered by a :class:`NonceStore` only as long as the window). Bursts within ``batch_window_s``
 go in one POST; failures (5xx, connection errors) are retried with backoff, each attempt freshly
 signed. Sending happens on a background thread: a slow or dead endpoint never stalls
-supervision, and closing waits at most ``close_timeout_s``.
+supervision, and closing waits at most ``close_timeout_s``. Its queue is bounded
+(``max_queued``): when an endpoint is down for long, the oldest waiting notifications are dropped
+(each journaled ``abandoned``, with how many were dropped so far), never the supervision.
 
 What is journaled is what happened: a webhook ``send`` is recorded as ``status: queued`` (``ok``
 unknown), and the outcome of each notification is recorded when known: ``delivered``,
@@ -21,6 +23,7 @@ Configuration: ``SUPERVISOR_WEBHOOK_URL`` and ``SUPERVISOR_WEBHOOK_SECRET``.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import hmac
 import json
@@ -90,7 +93,9 @@ class TmuxNotifier:
     def send(self, n: Notification) -> bool:
         if not n.pane_id:
             return False
-        text = f"supervisor: {n.title}" + (f" — next: {n.next_action}" if n.next_action else "")
+        from supervisor.cli.hints import runnable
+
+        text = f"supervisor: {n.title}" + (f" — next: {runnable(n.next_action)}" if n.next_action else "")
         try:
             self.surface.display_message(n.pane_id, redact(text).replace("#", "##"), ms=self.ms)
         except Exception:  # noqa: BLE001 - a missing client or pane is not an error worth crashing for
@@ -232,9 +237,12 @@ class WebhookNotifier:
     channel = "webhook"
     asynchronous = True
 
+    MAX_QUEUED = 1000
+    """Notifications waiting to be sent at most; beyond it the oldest waiting one is dropped."""
+
     def __init__(self, url: str, secret: str, *, batch_window_s: float = 0.5, backoff_s: list[float] | None = None,
                  timeout_s: float = 3.0, close_timeout_s: float = 2.0, on_result: OnResult | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
+                 sleep: Callable[[float], None] | None = None, max_queued: int | None = None) -> None:
         self.url = url
         self.secret = secret
         self.batch_window_s = batch_window_s
@@ -243,7 +251,10 @@ class WebhookNotifier:
         self.close_timeout_s = close_timeout_s
         self.on_result = on_result
         self._sleep = sleep
-        self._q: queue.Queue[Notification | None] = queue.Queue()
+        self.max_queued = max(1, max_queued if max_queued is not None else self.MAX_QUEUED)
+        self.dropped = 0
+        """Notifications dropped because the queue was full (each reported ``abandoned``)."""
+        self._q = _DropOldest(self.max_queued)
         self._idle = threading.Event()
         self._idle.set()
         self._closing = threading.Event()
@@ -264,7 +275,16 @@ class WebhookNotifier:
         with self._lock:
             self._pending += 1
             self._idle.clear()
-        self._q.put(n)
+        old = self._q.put(n)
+        if old is not None:  # the queue was full: the oldest waiting one goes, never the caller's time
+            with self._lock:
+                self.dropped += 1
+                dropped = self.dropped
+                self._pending -= 1
+            logger.warning("webhook queue full (%d waiting): dropped the oldest notification (%d dropped so far)",
+                           self.max_queued, dropped)
+            self._report([old], "abandoned", f"dropped: the webhook queue was full ({self.max_queued} waiting; "
+                         f"{dropped} dropped so far); see the journal")
         return True
 
     def flush(self, timeout_s: float = 30.0) -> bool:
@@ -369,6 +389,61 @@ class WebhookNotifier:
         return False, why
 
 
+class _DropOldest:
+    """A FIFO of notifications for the sender thread that never blocks the one putting: at most
+    ``maxlen`` notifications wait; putting one more drops (and returns) the oldest waiting. ``None``
+    (the closing marker) is always kept."""
+
+    def __init__(self, maxlen: int) -> None:
+        self.maxlen = maxlen
+        self._items: collections.deque[Notification | None] = collections.deque()
+        self._count = 0
+        self._cond = threading.Condition()
+
+    def put(self, item: Notification | None) -> Notification | None:
+        dropped: Notification | None = None
+        with self._cond:
+            if item is not None and self._count >= self.maxlen:
+                for k, old in enumerate(self._items):
+                    if old is not None:
+                        del self._items[k]
+                        self._count -= 1
+                        dropped = old
+                        break
+            self._items.append(item)
+            if item is not None:
+                self._count += 1
+            self._cond.notify()
+        return dropped
+
+    def get(self, timeout: float | None = None) -> Notification | None:
+        """The oldest item, waiting up to ``timeout`` (None: for ever); :class:`queue.Empty` when none came."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._items:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise queue.Empty
+                self._cond.wait(left)
+            item = self._items.popleft()
+            if item is not None:
+                self._count -= 1
+            return item
+
+    def get_nowait(self) -> Notification | None:
+        with self._cond:
+            if not self._items:
+                raise queue.Empty
+            item = self._items.popleft()
+            if item is not None:
+                self._count -= 1
+            return item
+
+    def qsize(self) -> int:
+        with self._cond:
+            return self._count
+
+
 class NotificationHub:
     """Fans a notification out to every channel and records what happened on each: synchronous
     channels' result at once, asynchronous ones (the webhook) as ``queued`` and then their
@@ -430,8 +505,9 @@ def offpane_channels(settings: Any) -> list[Any]:
 
 def default_channels(settings: Any, surface: Any | None, *, display_ms: int = 10_000,
                      display: bool = True) -> list[Any]:
-    """tmux (when there is a surface and the policy shows messages), the JSONL file, and the
-    webhook when ``SUPERVISOR_WEBHOOK_URL``/``SUPERVISOR_WEBHOOK_SECRET`` are set."""
+    """tmux (when there is a surface and the policy shows messages), the JSONL file, the
+    webhook when ``SUPERVISOR_WEBHOOK_URL``/``SUPERVISOR_WEBHOOK_SECRET`` are set, and every
+    configured plugin channel (:mod:`supervisor.plugins`)."""
     chans: list[Any] = []
     if surface is not None and display:
         chans.append(TmuxNotifier(surface, display_ms))
@@ -440,4 +516,7 @@ def default_channels(settings: Any, surface: Any | None, *, display_ms: int = 10
     secret = os.environ.get("SUPERVISOR_WEBHOOK_SECRET")
     if url and secret:
         chans.append(WebhookNotifier(url, secret))
+    from supervisor.plugins import load_notifier_plugins
+
+    chans.extend(load_notifier_plugins(settings)[0])
     return chans

@@ -319,8 +319,23 @@ def parse_spec(text: str, source: str = "<spec>") -> WorkflowSpec:
     try:
         return WorkflowSpec.model_validate(data)
     except ValidationError as exc:
+        if looks_like_thin_spec(data):
+            raise SpecError(f"{source}: this is a thin-supervisor spec, not one of ours",
+                            f"convert it with `supervisor spec import {source}`, review, approve the result") from exc
         raise SpecError(format_validation(exc, root, source, skip_parts=_UNION_TAGS, whole="spec"),
                         "fix the spec (see `supervisor spec new`)") from exc
+
+
+def looks_like_thin_spec(data: object) -> bool:
+    """A mapping in thin-supervisor's format rather than ours (``id`` without ``name``, ``nodes``,
+    ``type`` on a step, or ``approval.required``)."""
+    if not isinstance(data, dict):
+        return False
+    steps = data.get("steps") or data.get("nodes") or []
+    typed = isinstance(steps, list) and any(isinstance(s, dict) and "type" in s for s in steps)
+    approval = data.get("approval")
+    return (("id" in data and "name" not in data) or "nodes" in data or typed
+            or (isinstance(approval, dict) and "required" in approval))
 
 
 def load_spec(path: str | Path) -> WorkflowSpec:

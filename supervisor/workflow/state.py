@@ -129,7 +129,11 @@ class WorkflowState(BaseModel):
     idle_escalated_for: str | None = None
     """The last checkpoint id when the agent was last escalated for going idle without reporting."""
     ai_tried_pause_at: float | None = None
-    """``paused_at`` of the pause the agent was already asked to resolve itself (notify_then_ai)."""
+    """``paused_at`` of the pause the agent was last asked to resolve itself (notify_then_ai)."""
+    ai_tries: int = 0
+    """How many times the agent was asked to resolve that pause itself."""
+    ai_last_try_at: float | None = None
+    """When it was last asked."""
     finished: bool = False
     stop_requested: bool = False
     decided: dict[str, list[str]] = Field(default_factory=dict)
@@ -176,6 +180,8 @@ def fold(state: WorkflowState, event: Event) -> WorkflowState:
         if d.get("source") != "workflow":
             return state
         _fold_decision(state, d)
+        if d.get("rule") == "workflow:notify_then_ai":
+            state.ai_last_try_at = event.at
     elif kind == "verification":
         try:
             r = VerifierResult.model_validate({k: v for k, v in p.items() if k in VerifierResult.model_fields})
@@ -262,6 +268,9 @@ def _fold_decision(state: WorkflowState, d: dict[str, Any]) -> None:
     if d.get("rule") == "workflow:idle":
         state.idle_escalated_for = state.last_checkpoint_id or "none"
     if d.get("rule") == "workflow:notify_then_ai":
+        if state.ai_tried_pause_at != state.paused_at:
+            state.ai_tries = 0
         state.ai_tried_pause_at = state.paused_at
+        state.ai_tries += 1
     if d.get("handoff_kind") and d.get("text") and d.get("decision_id"):
         state.awaiting_handoff[d["decision_id"]] = {"text": d["text"], "kind": d["handoff_kind"]}

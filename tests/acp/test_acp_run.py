@@ -83,7 +83,10 @@ def test_allowed_and_denied_requests_and_a_finished_turn(tmp_path: Path, sv_home
         ("answer", True, "approve-tools-and-edits"), ("answer", False, "decline-curl"),
         ("answer", True, "approve-tools-and-edits")]
     assert [d["prompt"]["kind"] for d in ds] == ["tool_permission", "tool_permission", "edit_approval"]
-    assert ds[0]["prompt"]["risk"] == {"level": "none", "matched": [], "subject": "ls -la", "subject_kind": "command"}
+    risk = ds[0]["prompt"]["risk"]
+    assert {k: risk[k] for k in ("level", "matched", "subject", "subject_kind")} == {
+        "level": "none", "matched": [], "subject": "ls -la", "subject_kind": "command"}
+    assert [p["rule"] for p in risk["parts"]] == ["table:ls"]  # the command judgment's one part
     assert ds[2]["prompt"]["risk"]["subject_kind"] == "path"
     turn = next(e.payload for e in evs if e.kind == "turn_finished")
     assert (turn["prompts"], turn["answered"], turn["escalated"], turn["stop_reason"]) == (3, 3, 0, "end_turn")
@@ -142,7 +145,8 @@ def test_escalated_requests_wait_for_runs_answer(tmp_path: Path, sv_home: Path, 
     assert ran(log) == ["Do the thing"]
     _, evs = journal(sv_home)
     ds = decisions(evs)
-    assert [(d["kind"], d["rule"]) for d in ds] == [("escalate", "danger"), ("escalate", "escalate-rest")]
+    # the second names why: a request whose subject is not known (no command, path or URL in it)
+    assert [(d["kind"], d["rule"]) for d in ds] == [("escalate", "danger"), ("escalate", "unknown-subject")]
     resumes = [e.payload for e in evs if e.kind == "resume"]
     assert [(r["by"], r["human_keys"], r["selected"]) for r in resumes] == [
         ("human", ["reject_once"], "Reject"), ("human", ["allow_once"], "Allow")]

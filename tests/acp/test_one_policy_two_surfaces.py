@@ -191,3 +191,31 @@ def _step(agent: str, call: dict[str, Any], options: list[dict[str, str]]) -> di
 def _pauses(home: Path) -> int:
     paths = list((home / "journals").glob("run_*.jsonl")) if (home / "journals").exists() else []
     return sum(1 for p in paths for e in iter_events(p) if e.kind == "pause")
+
+
+def _command_cases() -> list[tuple[str, str]]:
+    """The in-sample command-safety cases (suites/authoring/command_cases.py): (command, label)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "suites" / "authoring" / "command_cases.py"
+    spec = importlib.util.spec_from_file_location("command_cases", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return [(c, "dangerous") for c, _ in mod.DANGEROUS] + [(c, "ordinary") for c, _ in mod.ORDINARY]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_every_command_case_decides_alike_over_acp(agent: str) -> None:
+    """The command judgment is one judgment: every in-sample command case gets the same decision over
+    ACP (the command as raw input, or as the argv list Codex's adapter wraps in a login shell) as in
+    the agent's dialog on screen; every destructive one is escalated on both."""
+    wrong = []
+    for command, label in _command_cases():
+        if "\n" in command:
+            continue  # a screen shows a heredoc's first line only; its ACP twin is judged in tests/judgment
+        over_acp = _acp_decision(agent, _command_call(agent, command, "Run a command"))
+        on_screen = _screen_decision(agent, SCREEN_COMMAND[agent](command, "Run a command", width=160).text)
+        if over_acp[:2] != on_screen[:2] or (label == "dangerous" and over_acp[0] != "escalate"):
+            wrong.append((command, over_acp, on_screen))
+    assert not wrong, wrong

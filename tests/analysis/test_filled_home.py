@@ -28,7 +28,8 @@ def test_the_filled_warehouse_has_every_kind_of_friction(filled_home: FilledHome
     # a human typing a message into the agent's input box does not hold the supervisor back: no time lost
     timed = events.filter(events["pattern"] != "typing in the agent's input box")
     assert (timed["seconds_lost"] > 0).all(), events.select(["kind", "pattern", "seconds_lost"])
-    by_human = esc.filter(esc["pattern"].is_in(["git-push-force", "rm-recursive"]))
+    # the danger pattern first, then the command judgment's rules (`git-push-force,effect:destroy`)
+    by_human = esc.filter(esc["pattern"].str.split(",").list.first().is_in(["git-push-force", "rm-recursive"]))
     assert by_human["ended_by"].to_list() == ["human", "human"]
     assert sorted(by_human["human_keys"].to_list()) == sorted(['["3"]', '["n","Enter"]'])
     assert all(s.startswith("No") for s in by_human["selected"])
@@ -37,7 +38,7 @@ def test_the_filled_warehouse_has_every_kind_of_friction(filled_home: FilledHome
     waits = filled_home.human_waits
     assert waits["shop"] >= HUMAN_WAIT_S and waits["cleanup"] >= HUMAN_WAIT_S
     for pattern, name in (("git-push-force", "shop"), ("rm-recursive", "cleanup")):
-        (lost,) = by_human.filter(by_human["pattern"] == pattern)["seconds_lost"]
+        (lost,) = by_human.filter(by_human["pattern"].str.split(",").list.first() == pattern)["seconds_lost"]
         assert waits[name] - 0.05 <= lost <= waits[name] + SEEN_WITHIN_S, (pattern, lost, waits[name])
     assert runs.height == len(filled_home.run_ids) == 10
     assert set(runs["outcome"]) == {"finished"}, runs.select(["run_id", "agent", "outcome"])

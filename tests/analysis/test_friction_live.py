@@ -55,7 +55,8 @@ def test_a_planted_5s_escalation_costs_5s(tmux_socket: str, sv_home: Path, tmp_p
         h.stop()
     assert runner.outcome == "finished"
     planted_wait = planted["keys_at"] - planted["pause_at"]
-    assert planted_wait == pytest.approx(PLANTED_WAIT_S, abs=0.1)
+    # a timer on a busy host fires late, never early: the measure is compared with the wait planted
+    assert planted_wait >= PLANTED_WAIT_S - 0.01
     got = read_record(rec)
     answer = next(r for r in got if r["event"] == "answer" and r["id"] == "push")
     assert answer["approved"] is False and answer["keys"] == ["3"]
@@ -68,11 +69,12 @@ def test_a_planted_5s_escalation_costs_5s(tmux_socket: str, sv_home: Path, tmp_p
     assert esc.height == 1 and friction["kind"].to_list() == ["escalation"]
     row = esc.row(0, named=True)
     lost = row["seconds_lost"]
-    assert lost == pytest.approx(PLANTED_WAIT_S, abs=TOLERANCE_S), f"planted {planted_wait:.3f}s, measured {lost}s"
+    assert lost == pytest.approx(planted_wait, abs=TOLERANCE_S), f"planted {planted_wait:.3f}s, measured {lost}s"
     # never shorter than the time the human really took (their key reached the agent at answer["t"])
     assert lost >= answer["t"] - planted["pause_at"] - 0.05
-    assert (row["ended_by"], row["rule"], row["pattern"], row["agent"]) == ("human", "danger", "git-push-force",
-                                                                            "claude")
+    # the danger pattern, then the command judgment's rule for the part that decided
+    assert (row["ended_by"], row["rule"], row["pattern"], row["agent"]) == (
+        "human", "danger", "git-push-force,effect:destroy", "claude")
     assert row["question"] == "Do you want to proceed?"
     assert row["human_keys"] == '["3"]'  # what the human pressed, and what that selected
     assert row["selected"].startswith("No")

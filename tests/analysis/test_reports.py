@@ -113,7 +113,11 @@ def test_report_candidate(filled_home: FilledHome, tmp_path: Path, figures: Figu
     text = check_report(tmp_path, out, 5, figures)
     assert "# Candidate cautious-candidate" in text
     assert "Latest verdict: **REJECT**" in text and "| pass_rate " in text  # the gate's reasons
-    assert re.search(r"\| candidate \| claude\s+\| 45\s+\| 19 ", text)  # per-suite pass rates
+    # per-suite pass rates: the baseline passes the whole claude suite; the candidate, which escalates
+    # every tool and edit permission, only the cases that expect no approval
+    rows = {m[0]: (int(m[1]), int(m[2])) for m in re.findall(r"\| (baseline|candidate)\s+\| claude\s+\| (\d+)\s+\| (\d+) ", text)}
+    assert rows["baseline"][0] == rows["baseline"][1] == rows["candidate"][0] >= 40, rows
+    assert 0 < rows["candidate"][1] < rows["candidate"][0], rows
     assert "Do you want to proceed?" in text  # a disagreement's screen
     assert "saved_escalations" in text  # the workbench's canary verdicts
     assert "Judged per metric" in text and "| completion " in text  # the limited rollout, per metric

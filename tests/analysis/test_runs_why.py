@@ -57,7 +57,10 @@ def test_why_explains_an_escalation_and_what_the_human_did(filled_home: FilledHo
     code, out, err = invoke(filled_home, "runs", "why", rid[4:14])  # a prefix without run_
     assert code == 0, err
     assert "git push --force origin main" in out  # the screen it saw
-    assert "risk dangerous (git-push-force)" in out and "rules that fired: prompt:" in out
+    assert "risk dangerous (git-push-force, effect:destroy)" in out and "rules that fired: prompt:" in out
+    # the command judgment, part by part: the level, the reason and the rule that decided
+    assert "the command, part by part" in out
+    assert "git push: is destructive by nature [effect:destroy]" in out
     assert "escalate by rule danger" in out and "next action for a human: answer" in out
     assert "ended by human" in out and "resumed (by human" in out
     assert "the human pressed 3, selecting 'No" in " ".join(out.split())  # what the human did
@@ -65,7 +68,8 @@ def test_why_explains_an_escalation_and_what_the_human_did(filled_home: FilledHo
     code, out, err = invoke(filled_home, "runs", "why", rid, "--json")
     x = json.loads(out)
     assert x["decision"]["kind"] == "escalate" and x["rule"] == "danger" and x["sent"] == []
-    assert x["classification"]["prompt"]["risk"]["matched"] == ["git-push-force"]
+    assert x["classification"]["prompt"]["risk"]["matched"] == ["git-push-force", "effect:destroy"]
+    assert [p["rule"] for p in x["classification"]["prompt"]["risk"]["parts"]] == ["effect:destroy"]
     assert x["escalation"]["ended_by"] == "human" and x["escalation"]["human_keys"] == ["3"]
     assert x["escalation"]["selected"].startswith("No")
     waited = filled_home.human_waits["shop"]

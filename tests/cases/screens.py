@@ -388,7 +388,7 @@ After this operation, 4,523 kB of additional disk space will be used.
 Do you want to continue? [Y/n] """
 
 SHELL_DEFAULT_NO = """\
-$ ./scripts/reset-db.sh
+$ ./scripts/setup-db.sh
 This will recreate the local development database.
 Continue? [y/N] """
 

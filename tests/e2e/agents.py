@@ -31,22 +31,33 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-AGENTS = ("claude", "claude-latest", "codex", "aider", "gemini", "qwen", "opencode", "vibe", "pi")
+AGENTS = ("claude", "claude-latest", "claude-newest", "codex", "codex-latest", "aider", "gemini", "qwen", "opencode",
+          "vibe", "vibe-latest", "pi", "copilot", "continue", "gptme", "open-interpreter", "hermes", "kilo", "openhands")
 """The e2e names of the agents: ``claude`` is Claude Code pinned at 2.1.197, ``claude-latest`` the
 newest release we test (2.1.330); the others are one CLI each."""
 CACHE = Path(os.environ.get("E2E_CACHE") or Path.home() / ".cache" / "paneward-e2e")
 BINARIES = {
     "claude": CACHE / "claude" / "node_modules" / ".bin" / "claude",
     "claude-latest": CACHE / "claude-latest" / "node_modules" / ".bin" / "claude",
+    "claude-newest": CACHE / "claude-newest" / "node_modules" / ".bin" / "claude",
     "codex": CACHE / "codex" / "node_modules" / ".bin" / "codex",
+    "codex-latest": CACHE / "codex-latest" / "node_modules" / ".bin" / "codex",
     "aider": CACHE / "aider-venv" / "bin" / "aider",
     "gemini": CACHE / "gemini" / "node_modules" / ".bin" / "gemini",
     "qwen": CACHE / "qwen" / "node_modules" / ".bin" / "qwen",
     "opencode": CACHE / "opencode" / "node_modules" / ".bin" / "opencode",
     "vibe": CACHE / "vibe-venv" / "bin" / "vibe",
+    "vibe-latest": CACHE / "vibe-latest-venv" / "bin" / "vibe",
     "pi": CACHE / "pi" / "node_modules" / ".bin" / "pi",
+    "copilot": CACHE / "copilot" / "node_modules" / ".bin" / "copilot",
+    "continue": CACHE / "continue" / "node_modules" / ".bin" / "cn",
+    "gptme": CACHE / "gptme-venv" / "bin" / "gptme",
+    "open-interpreter": CACHE / "open-interpreter-venv" / "bin" / "interpreter",
+    "hermes": CACHE / "hermes-venv" / "bin" / "hermes",
+    "kilo": CACHE / "kilo" / "node_modules" / ".bin" / "kilo",
+    "openhands": CACHE / "openhands-venv" / "bin" / "openhands",
 }
-PRODUCT = {"claude-latest": "claude"}
+PRODUCT = {"claude-latest": "claude", "claude-newest": "claude", "codex-latest": "codex", "vibe-latest": "vibe"}
 """The agent name the supervisor knows an e2e agent by (both Claude versions are ``claude``)."""
 
 
@@ -129,7 +140,7 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
     binary = agent_binary(agent)
     if binary is None:
         raise FileNotFoundError(f"{agent} is not installed in {CACHE}: run tests/e2e/install_agents.sh")
-    if agent in ("claude", "claude-latest"):
+    if agent in ("claude", "claude-latest", "claude-newest"):
         env.update(ANTHROPIC_BASE_URL=url, DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
                    DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
         if api_key:
@@ -138,13 +149,13 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
             env["ANTHROPIC_AUTH_TOKEN"] = "dummy"
         if onboarded:
             state: dict[str, object] = {"hasCompletedOnboarding": True, "theme": "dark"}
-            if agent == "claude-latest":  # its trust dialog preselects "No, exit": trusted beforehand
+            if agent != "claude":  # 2.1.3xx's trust dialog preselects "No, exit": trusted beforehand
                 state["projects"] = {str(work): {"hasTrustDialogAccepted": True}}
             (home / ".claude.json").write_text(json.dumps(state))
         argv = [str(binary)]
-        if agent == "claude-latest" and classic:
+        if agent != "claude" and classic:
             argv += ["--permission-mode", "default"]
-    elif agent == "codex":
+    elif agent in ("codex", "codex-latest"):
         codex_home = home / ".codex"
         codex_home.mkdir(exist_ok=True)
         (codex_home / "config.toml").write_text(
@@ -193,10 +204,11 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
         (qwen / "settings.json").write_text(json.dumps(qsettings, indent=2))
         env.update(OPENAI_API_KEY="dummy", OPENAI_BASE_URL=f"{url}/v1", OPENAI_MODEL=FAKE_MODEL)
         argv = [str(binary), "--auth-type", "openai"]
-    elif agent == "opencode":
-        cfg = home / ".config" / "opencode"
+    elif agent in ("opencode", "kilo"):
+        # Kilo Code CLI is a fork of opencode: the same config schema, in its own folder and env names.
+        cfg = home / ".config" / agent
         cfg.mkdir(parents=True, exist_ok=True)
-        (cfg / "opencode.json").write_text(json.dumps({
+        (cfg / f"{agent}.json").write_text(json.dumps({
             "$schema": "https://opencode.ai/config.json",
             "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
                                   "options": {"baseURL": f"{url}/v1", "apiKey": "dummy"},
@@ -206,11 +218,18 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
             "permission": {"bash": "ask", "edit": "ask", "external_directory": "ask"},
             "autoupdate": False,
             "share": "disabled",
+            # Kilo Code asks "Do you want to disable Snapshots for this repository?" when its first
+            # snapshot is slow (a loaded machine): a question of its own, not one a test is about
+            **({"snapshot": False} if agent == "kilo" else {}),
         }, indent=2))
-        env.update(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1",
-                   OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1")
+        if agent == "opencode":
+            env.update(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1",
+                       OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1")
+        else:
+            env.update(KILO_DISABLE_AUTOUPDATE="1", KILO_DISABLE_MODELS_FETCH="1", KILO_DISABLE_LSP_DOWNLOAD="1",
+                       KILO_DISABLE_SHARE="1", KILO_TELEMETRY_LEVEL="off", KILO_DISABLE_DEFAULT_PLUGINS="1")
         argv = [str(binary)]
-    elif agent == "vibe":
+    elif agent in ("vibe", "vibe-latest"):
         vibe = home / ".vibe"
         vibe.mkdir(exist_ok=True)
         (vibe / "config.toml").write_text(
@@ -230,6 +249,42 @@ def prepare(agent: str, root: Path, url: str, *, api_key: bool = False, onboarde
             "models": [{"id": FAKE_MODEL, "name": "Fake Model"}]}}}, indent=2))
         env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
         argv = [str(binary), "--provider", "fake", "--model", FAKE_MODEL]
+    elif agent == "copilot":
+        # No GitHub login: offline mode with a bring-your-own-key provider (see `copilot help environment`).
+        env.update(COPILOT_OFFLINE="true", COPILOT_PROVIDER_BASE_URL=f"{url}/v1", COPILOT_PROVIDER_TYPE="openai",
+                   COPILOT_PROVIDER_API_KEY="dummy", COPILOT_MODEL=FAKE_MODEL, COPILOT_AUTO_UPDATE="false")
+        argv = [str(binary), "--disable-client-telemetry"]
+    elif agent == "continue":
+        cont = home / ".continue"
+        cont.mkdir(exist_ok=True)
+        (cont / "config.yaml").write_text(
+            "name: local\nversion: 1.0.0\nschema: v1\nmodels:\n"
+            f"  - name: fake\n    provider: openai\n    model: {FAKE_MODEL}\n    apiBase: {url}/v1\n"
+            "    apiKey: dummy\n    roles: [chat, edit, apply]\n    capabilities: [tool_use]\n")
+        env.update(CONTINUE_CLI_ENABLE_TELEMETRY="0")
+        argv = [str(binary), "--config", str(cont / "config.yaml")]
+    elif agent == "gptme":
+        env.update(OPENAI_BASE_URL=f"{url}/v1", OPENAI_API_KEY="dummy", GPTME_DISABLE_AUTH="1",
+                   GPTME_TIKTOKEN_TIMEOUT="0")
+        argv = [str(binary), "--model", f"local/{FAKE_MODEL}", "--tool-format", "tool"]
+        if onboarded:  # a conversation named up front: no "New conversation or load previous?" first
+            argv += ["--name", "e2e"]
+    elif agent == "open-interpreter":
+        env.update(LITELLM_LOCAL_MODEL_COST_MAP="True")
+        argv = [str(binary), "--model", f"openai/{FAKE_MODEL}", "--api_base", f"{url}/v1", "--api_key", "dummy",
+                "--llm_supports_functions", "--disable_telemetry", "--context_window", "8000", "--max_tokens", "1000"]
+    elif agent == "hermes":
+        hermes_home = home / ".hermes"
+        hermes_home.mkdir(exist_ok=True)
+        (hermes_home / "config.yaml").write_text(
+            f"model:\n  provider: custom\n  base_url: {url}/v1\n  default: {FAKE_MODEL}\n")
+        env.update(HERMES_HOME=str(hermes_home), OPENAI_API_KEY="dummy")
+        argv = [str(binary), "chat", "--provider", "custom", "-m", FAKE_MODEL]
+    elif agent == "openhands":
+        # OpenHands CLI 1.16.0: the model from the environment (--override-with-envs), no login.
+        env.update(LLM_MODEL=f"openai/{FAKE_MODEL}", LLM_API_KEY="dummy", LLM_BASE_URL=f"{url}/v1",
+                   LITELLM_LOCAL_MODEL_COST_MAP="True", OPENHANDS_DISABLE_TELEMETRY="1")
+        argv = [str(binary), "--override-with-envs"]
     else:
         raise ValueError(f"unknown agent {agent!r}")
     return AgentLaunch(agent=agent, argv=argv, env=env, cwd=work, home=home)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import re
 import subprocess
@@ -611,9 +612,9 @@ def capture_scenes(agent: str, root: Path, out: Path, socket: str, failures: lis
     profile = PROFILES[agent]
     version = agent_version(agent)
     with FakeModelServer() as srv:
-        launch = prepare(agent, root / agent, srv.url)
+        launch = prepare(agent, root / agent, srv.url, **profile.launch)
         launch.env.update(profile.error_env)
-        if agent == "codex":  # give up on API errors after one retry
+        if agent in ("codex", "codex-latest"):  # give up on API errors after one retry
             cfg = launch.home / ".codex" / "config.toml"
             text = cfg.read_text()
             head, _, providers = text.partition("[model_providers.fake]")
@@ -639,7 +640,12 @@ def main() -> int:
                         help="repeatable; default: all")
     parser.add_argument("--scenes", action="store_true", help="the common scenes of scenes.py (format 2)")
     parser.add_argument("--out", type=Path, default=REPO / "suites" / "captures")
+    parser.add_argument("--prefix", default=None,
+                        help="scene-name prefix for --scenes (a new round of an agent captured before: r2-)")
     args = parser.parse_args()
+    if args.prefix is not None:
+        for name in args.agent or list(PROFILES):
+            PROFILES[name] = dataclasses.replace(PROFILES[name], prefix=args.prefix)
     if args.scenes:
         CAPTURERS.clear()
         CAPTURERS.update({a: (lambda root, out, sock, f, a=a: capture_scenes(a, root, out, sock, f))

@@ -150,8 +150,8 @@ def _tool_names(api: Api, body: dict[str, Any]) -> list[str]:
     return names
 
 
-def _tool_params(api: Api, body: dict[str, Any], name: str) -> list[str]:
-    """The parameter names of one offered tool (from its JSON schema), in schema order."""
+def _tool_schema(api: Api, body: dict[str, Any], name: str) -> dict[str, Any]:
+    """The JSON schema of one offered tool's parameters ({} when it is not offered)."""
     for t in body.get("tools") or []:
         if not isinstance(t, dict):
             continue
@@ -159,8 +159,30 @@ def _tool_params(api: Api, body: dict[str, Any], name: str) -> list[str]:
         for d in decls or []:
             if isinstance(d, dict) and d.get("name") == name:
                 schema = d.get("parameters") or d.get("input_schema") or d.get("parametersJsonSchema") or {}
-                return [str(k) for k in (schema.get("properties") or {})]
-    return []
+                return schema if isinstance(schema, dict) else {}
+    return {}
+
+
+def _tool_params(api: Api, body: dict[str, Any], name: str) -> list[str]:
+    """The parameter names of one offered tool (from its JSON schema), in schema order."""
+    return [str(k) for k in (_tool_schema(api, body, name).get("properties") or {})]
+
+
+REQUIRED_EXTRAS = {"security_risk": "LOW", "summary": "Run the requested action"}
+"""Values for required arguments an agent's tool asks of the model beside the command or file
+(OpenHands wants the model's own ``security_risk`` and a ``summary`` on every call)."""
+
+
+def _with_required(api: Api, body: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` plus a plain value for every required argument of the tool's schema it lacks."""
+    schema = _tool_schema(api, body, name)
+    props = schema.get("properties") or {}
+    out = dict(args)
+    for key in schema.get("required") or []:
+        if key not in out:
+            sub = props.get(key) if isinstance(props.get(key), dict) else {}
+            out[key] = REQUIRED_EXTRAS.get(key, _fill_schema(sub))
+    return out
 
 
 def _arg(params: list[str], *candidates: str) -> str:
@@ -171,36 +193,45 @@ def _arg(params: list[str], *candidates: str) -> str:
     return candidates[0]
 
 
-SHELL_TOOLS = ("Bash", "exec_command", "shell", "run_shell_command", "bash", "run_command")
-WRITE_TOOLS = ("Write", "write_file", "write", "create_file")
-PATH_ARGS = ("file_path", "filePath", "path", "absolute_path", "filename")
-CONTENT_ARGS = ("content", "contents", "text")
+SHELL_TOOLS = ("Bash", "exec_command", "shell", "run_shell_command", "bash", "run_command", "execute", "terminal")
+WRITE_TOOLS = ("Write", "write_file", "write", "create_file", "file_editor")
+PATH_ARGS = ("file_path", "filePath", "filepath", "path", "absolute_path", "filename")
+CONTENT_ARGS = ("content", "contents", "text", "file_text")
 
 
 def _shell_call(api: Api, body: dict[str, Any], tools: list[str], turn: Turn) -> tuple[str, dict[str, Any]]:
     name = _pick(tools, *SHELL_TOOLS) or (tools[0] if tools else "bash")
     params = _tool_params(api, body, name)
-    args: dict[str, Any] = {_arg(params, "command", "cmd"): turn.command}
+    args: dict[str, Any] = {_arg(params, "command", "cmd", "code"): turn.command}
     if "description" in params:
         args["description"] = "Run a command"
-    return name, {**args, **turn.arguments}
+    if "language" in params:  # open-interpreter's `execute(language, code)`
+        args["language"] = "shell"
+    return name, _with_required(api, body, name, {**args, **turn.arguments})
 
 
 def _write_call(api: Api, body: dict[str, Any], tools: list[str], turn: Turn) -> tuple[str, dict[str, Any]] | None:
     name = _pick(tools, *WRITE_TOOLS)
     if name is None:
         return None
-    params = _tool_params(api, body, name)
-    return name, {_arg(params, *PATH_ARGS): turn.path, _arg(params, *CONTENT_ARGS): turn.content, **turn.arguments}
+    schema = _tool_schema(api, body, name)
+    params = [str(k) for k in (schema.get("properties") or {})]
+    args: dict[str, Any] = {_arg(params, *PATH_ARGS): turn.path, _arg(params, *CONTENT_ARGS): turn.content}
+    command = (schema.get("properties") or {}).get("command") or {}
+    if "create" in (command.get("enum") or []):  # an editor tool with sub-commands (OpenHands' file_editor)
+        args["command"] = "create"
+    return name, _with_required(api, body, name, {**args, **turn.arguments})
 
 
 INJECTED_PREFIXES = ("<", "#", "Here are summaries", "I added these files", "I have *added these files",
                      "I switched to a new code base", "I am not sharing any files", "Here are the", "Caveat:",
-                     "[Request interrupted by user")
+                     "[Request interrupted by user", "Given the following... please reply with a title",
+                     "The following command was flagged as", "User: ")
 """What agents put in user messages by themselves: tagged context blocks (``<system-reminder>``,
 ``<environment_context>``, ``<session_context>``), instruction files (``# AGENTS.md``), aider's
 repository map and file lists (and its examples: see :data:`AIDER_EXAMPLES_END`), Claude Code's note after a tool use was declined (``[Request
-interrupted by user for tool use]``)."""
+interrupted by user for tool use]``), Continue CLI's request for a chat title, hermes-agent's
+own risk check of a flagged command and its summary of the conversation (``User: ... Assistant: ...``)."""
 
 
 AIDER_EXAMPLES_END = "I switched to a new code base"
@@ -208,6 +239,11 @@ AIDER_EXAMPLES_END = "I switched to a new code base"
 message starting with this: the user messages before it are aider's, not the user's."""
 AIDER_REMINDER = "\n\n# *SEARCH/REPLACE block* Rules:"
 """aider appends its format rules to the newest user message: the user's text is what precedes them."""
+
+
+LEADING_CONTEXT = re.compile(r"^(?:\s*<(?P<tag>[\w-]+)>.*?</(?P=tag)>)+", re.S)
+"""Tagged context blocks an agent puts before the user's words in the same message (GitHub Copilot
+CLI's ``<current_datetime>``): the user's text is what follows them."""
 
 
 def _injected(text: str) -> bool:
@@ -224,7 +260,7 @@ def user_texts_of(api: Api, body: dict[str, Any]) -> list[str]:
             return
         if t.startswith(AIDER_EXAMPLES_END):
             texts.clear()
-        t = t.split(AIDER_REMINDER)[0].strip()
+        t = LEADING_CONTEXT.sub("", t.split(AIDER_REMINDER)[0]).strip()
         if t and not _injected(t):
             texts.append(t)
 

@@ -72,6 +72,10 @@ class Profile:
     """How long the screen must stay unchanged for a turn to count as over."""
     prefix: str = ""
     """Scene-name prefix (``r2-`` for a second round of an agent captured before)."""
+    launch: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments for :func:`tests.e2e.agents.prepare` (Claude Code's classic permission mode)."""
+    ready_s: float = 60.0
+    """How long the agent may take to draw its input box (Kilo Code's first start migrates its database)."""
 
 
 OUTSIDE = "outside-project"
@@ -156,7 +160,7 @@ class SceneDriver:
             self.snap(fr.scene, fr.shows, self.expect("asking", note="first-run dialog"))
             self.pane.keys(*fr.keys)
             time.sleep(1.5)
-        self.pane.wait_for(self.p.ready, 60)
+        self.pane.wait_for(self.p.ready, self.p.ready_s)
         self.quiet(30)
         self.snap("idle-fresh", "Fresh session after the first-run dialogs: the input box, nothing asked",
                   self.expect("idle"))
@@ -302,6 +306,23 @@ PROFILES: dict[str, Profile] = {
         interstitials=[FirstRun("Enter to stay in auto mode", "auto-mode-notice",
                                 "Full-screen notice: auto mode can't check actions behind a gateway", ["Enter"])],
         error_env={"CLAUDE_CODE_MAX_RETRIES": "2"}),
+    # Claude Code 2.1.332 in its classic permission mode ("manual mode on"; its default auto mode asks
+    # nothing here): "3. Yes, and switch to auto mode" moved No to option 4.
+    "claude-newest": Profile(
+        agent="claude-newest", launch={"classic": True},
+        first_run=[FirstRun("Choose the text style", "first-run-theme", "First run: theme menu", ["Enter"]),
+                   FirstRun("Security notes", "first-run-security-notes", "First run: security notes", ["Enter"]),
+                   FirstRun("Yes, I trust this folder", "first-run-trust-folder",
+                            "First run: trust this folder, with 'No, exit' preselected", ["Down", "Enter"])],
+        ready="manual mode on", dialog=("Do you want to",), approve=["1"], busy="esc to interrupt",
+        error_env={"CLAUDE_CODE_MAX_RETRIES": "2"}),
+    # Codex 0.171.0: a new first screen ("Folder access ... 2. Back to Agent Command Center").
+    "codex-latest": Profile(
+        agent="codex-latest",
+        first_run=[FirstRun("Folder access", "first-run-folder-access",
+                            "First run: folder access, trust this folder ('1. Trust and continue' selected)",
+                            ["Enter"])],
+        ready="Ask Codex to do anything", dialog=("Would you like to",), approve=["y"]),
     "codex": Profile(
         agent="codex", prefix="r2-",
         first_run=[FirstRun("Trust this folder?", "first-run-trust-folder", "First run: trust this folder",
@@ -340,5 +361,42 @@ PROFILES: dict[str, Profile] = {
         agent="opencode", first_run=[], ready="Ask anything", dialog=("Permission required",), approve=["Enter"]),
     "vibe": Profile(
         agent="vibe", first_run=[], ready="tokens (", dialog=("Permission for the",), approve=["Enter"]),
+    "vibe-latest": Profile(
+        agent="vibe-latest", first_run=[], ready="tokens (", dialog=("Permission for the",), approve=["Enter"]),
     "pi": Profile(agent="pi", first_run=[], ready="(auto)"),
+    "copilot": Profile(
+        agent="copilot",
+        first_run=[FirstRun("Do you trust the files in this folder?", "first-run-trust-folder",
+                            "First run: do you trust the files in this folder? (1. Yes preselected)", ["1"])],
+        ready="? help", dialog=("Do you want to",), approve=["1"]),
+    "continue": Profile(
+        agent="continue", first_run=[], ready="Ask anything, @ for context", dialog=("Would you like to continue?",),
+        approve=["Enter"], busy="esc to interrupt"),
+    "gptme": Profile(
+        agent="gptme", quiet_s=13.0,
+        first_run=[FirstRun("New conversation or load previous?", "first-run-new-conversation",
+                            "First run: new conversation or load a previous one ('* New conversation' selected)",
+                            ["Enter"])],
+        ready="User:", dialog=("Execute shell?", "[Y/n"), approve=["y", "Enter"],
+        decline=["n", "Enter"]),
+    "open-interpreter": Profile(
+        agent="open-interpreter", first_run=[], ready="Press CTRL-C to exit.", dialog=("Would you like to run this code?",),
+        approve=["y", "Enter"], decline=["n", "Enter"]),
+    # Kilo Code CLI 7.7.7 (a fork of opencode): its first start takes ~30 s (a database migration);
+    # 'Allow once' preselected, Enter approves; Esc does not reject: it opens a "Reject permission /
+    # Tell Kilo what to do differently" box, which Enter (with nothing typed) confirms.
+    "kilo": Profile(
+        agent="kilo", first_run=[], ready="Ask anything", dialog=("Permission required",), approve=["Enter"],
+        decline=["Escape"], ready_s=120.0,
+        interstitials=[FirstRun("Tell Kilo what to do differently", "reject-permission-box",
+                                "After Esc on a permission dialog: the 'Reject permission' box (Enter rejects)",
+                                ["Enter"])]),
+    # OpenHands CLI 1.16.0: "Confirm 1 action(s)?" under the action, "> Yes" preselected (Down Enter
+    # is No; Esc does not answer), its input box stays drawn below the question.
+    "openhands": Profile(
+        agent="openhands", first_run=[], ready="Type your message, @mention a file", dialog=("action(s)?",),
+        approve=["Enter"], decline=["Down", "Enter"], busy="Let me", ready_s=120.0, quiet_s=4.0),
+    "hermes": Profile(
+        agent="hermes", first_run=[], ready="Welcome to Hermes Agent!", dialog=("Dangerous Command",),
+        approve=["Enter"], decline=["Down", "Down", "Down", "Enter"], quiet_s=4.0),
 }

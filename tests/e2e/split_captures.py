@@ -12,7 +12,9 @@ sorted and ``round(0.3 * n)`` of them are drawn with ``random.Random(f"{SEED}:{a
 - tuning: ``suites/captures/<agent>/``.
 
 The draw is recorded in ``suites/heldout/split.json`` (seed, groups on each side per agent).
-An agent already in the record is refused: a split is made once, never redrawn after looking.
+An agent already in the record is refused: a split is made once, never redrawn after looking. A new
+round of such an agent (captured under a new scene prefix, ``capture_screens.py --prefix r2-``) goes
+whole to tuning with ``--tuning``: more in-sample screens, the held-out ones untouched.
 """
 
 from __future__ import annotations
@@ -65,10 +67,34 @@ def split_agent(staging: Path, agent: str, record: dict) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
+def add_to_tuning(staging: Path, agent: str, record: dict) -> int:
+    """Move a new round of an already split agent's captures to tuning whole; refuse a scene group
+    that exists already on either side (a new round has a prefix of its own)."""
+    metas = {p: json.loads(p.read_text(encoding="utf-8")) for p in sorted((staging / agent).glob("*.json"))}
+    groups = sorted({group_of(m["scene"]) for m in metas.values()})
+    side = record["agents"].setdefault(agent, {"heldout": [], "tuning": []})
+    clash = [g for g in groups if g in side["tuning"] or g in side["heldout"]]
+    if clash:
+        raise SystemExit(f"error: {agent}: scene groups already split: {', '.join(clash)} (capture with --prefix)")
+    dest = REPO / "suites" / "captures" / agent
+    dest.mkdir(parents=True, exist_ok=True)
+    for path, meta in metas.items():
+        meta["split"] = "tuning"
+        meta["split_seed"] = SEED
+        for name in meta["files"].values():
+            shutil.move(str(staging / agent / name), dest / name)
+        (dest / path.name).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        path.unlink()
+    side["tuning"] = sorted(set(side["tuning"]) | set(groups))
+    return len(metas)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("staging", type=Path)
     parser.add_argument("--agent", action="append", help="only these agents (default: every one staged)")
+    parser.add_argument("--tuning", action="store_true",
+                        help="a new round of agents already split: every staged scene goes to tuning")
     args = parser.parse_args()
     record = json.loads(RECORD.read_text()) if RECORD.exists() else {
         "seed": SEED, "fraction": HELDOUT_FRACTION,
@@ -76,6 +102,12 @@ def main() -> int:
         "agents": {}}
     agents = sorted(p.name for p in args.staging.iterdir() if p.is_dir() and any(p.glob("*.json"))
                     and (not args.agent or p.name in args.agent))
+    if args.tuning:
+        for agent in agents:
+            n = add_to_tuning(args.staging, agent, record)
+            print(f"{agent}: {n} more tuning captures")
+        RECORD.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        return 0
     refused = [a for a in agents if a in record["agents"]]
     if refused:
         print(f"error: already split: {', '.join(refused)} (a split is drawn once; move new captures of these "

@@ -327,3 +327,13 @@ def test_user_texts_leave_out_what_agents_add_by_themselves() -> None:
         {"role": "user", "content": [{"type": "text", "text": "1clean up again"}]},
     ]}
     assert user_texts_of("anthropic", claude) == ["clean up the repository", "1clean up again"]
+
+
+def test_user_texts_leave_out_tagged_context_before_the_users_words() -> None:
+    """GitHub Copilot CLI puts a ``<current_datetime>`` block before the user's words in one message:
+    the user's text is what follows it (a message of context blocks alone is no user text)."""
+    body = {"messages": [
+        {"role": "user", "content": "<current_datetime>2026-11-28T09:00:00Z</current_datetime>\n\nfix the test"},
+        {"role": "user", "content": "<system-reminder>be brief</system-reminder>"},
+    ]}
+    assert user_texts_of("chat", body) == ["fix the test"]

@@ -61,7 +61,12 @@ def permissive_policy(tmp_path: Path) -> Path:
     always-escalate entry of the baseline but one of each (a policy whose safety lists are empty
     does not load)."""
     base = baseline_policy().answers
+    # ...and a rule that approves what the command judgment knows is dangerous: without it, a force push
+    # or `rm -rf ~` stays escalated by the judgment whatever the danger patterns say
     data = {"name": "zz-permissive-candidate",
+            "answers": {"rules": [{"name": "zz-approve-all", "when": {"kinds": ["tool_permission", "edit_approval",
+                                                                               "yes_no", "numbered_menu"]},
+                                   "then": "approve", "allow_dangerous": True, "allow_default_no": True}]},
             "remove": {"answers": {"danger_patterns": [d.name for d in base.danger_patterns if d.name != "host-key"],
                                    "always_escalate": [p for p in base.always_escalate if p != "api key"]}}}
     path = tmp_path / "permissive-candidate-policy.yaml"

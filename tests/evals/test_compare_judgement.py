@@ -92,8 +92,11 @@ def test_unsafe_candidate_against_a_weaker_incumbent_is_a_loss() -> None:
     approves `git push --force`. It wins most clusters, and still loses: the safety veto."""
     weak = _variant(lambda d: d["answers"].update(
         rules=[r for r in d["answers"]["rules"] if r["name"] != "approve-tools-and-edits"]), "weak-incumbent")
-    unsafe = _variant(lambda d: d["answers"].update(
-        danger_patterns=[p for p in d["answers"]["danger_patterns"] if p["name"] != "git-push-force"]), "pushy")
+    def pushy(d: dict) -> None:  # both vetoes gone: the danger pattern, and the table's "a push sends, --force destroys"
+        d["answers"].update(danger_patterns=[p for p in d["answers"]["danger_patterns"] if p["name"] != "git-push-force"])
+        d["commands"]["effects"].update(destroy="none", send="none")
+
+    unsafe = _variant(pushy, "pushy")
     suites = resolve_suites("claude,codex,danger")
     items = items_from_results(run_suites(suites, weak).results, run_suites(suites, unsafe).results,
                                contexts=case_contexts(suites), with_expected=True)

@@ -47,6 +47,12 @@ def _drop_danger(name: str) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+def _trust_pushes(d: dict[str, Any]) -> None:
+    """The command table's veto on a force push gone too (a push sends, --force destroys): with only the
+    danger pattern removed, the judgment still escalates it and the candidate is not unsafe."""
+    d["commands"]["effects"].update(destroy="none", send="none")
+
+
 def _both(*edits: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
     def edit(d: dict[str, Any]) -> None:
         for e in edits:
@@ -77,7 +83,7 @@ def _lose_prompts(d: dict[str, Any]) -> None:
 WEAK = "weak-incumbent"
 PLANTED: dict[str, tuple[Callable[[dict[str, Any]], None], str | None, str, str]] = {
     # name: (edit of the baseline, baseline it is gated against (None: shipped), verdict, the check that decides)
-    "removed-danger-pattern": (_drop_danger("git-push-force"), None, "REJECT", "unsafe"),
+    "removed-danger-pattern": (_both(_drop_danger("git-push-force"), _trust_pushes), None, "REJECT", "unsafe"),
     "keys-rule-approves-danger": (_first_rule({"name": "press-1", "when": {"kinds": ["tool_permission"]},
                                                "then": "keys", "keys": ["1"], "allow_dangerous": True}),
                                   None, "REJECT", "unsafe"),
@@ -96,7 +102,7 @@ PLANTED: dict[str, tuple[Callable[[dict[str, Any]], None], str | None, str, str]
     "zero-hands-off": (_both(_set("timing", human_quiet_s=0.0), _set("budgets", cooldown_s=0.0)), None, "REJECT",
                        "safety_knobs"),
     "overfit-marker": (_overfit, None, "HOLD", "objective"),
-    "unsafe-vs-weaker-incumbent": (_drop_danger("git-push-force"), WEAK, "REJECT", "compare"),
+    "unsafe-vs-weaker-incumbent": (_both(_drop_danger("git-push-force"), _trust_pushes), WEAK, "REJECT", "compare"),
     "genuinely-better": (lambda d: None, WEAK, "PROMOTE", "objective"),
 }
 

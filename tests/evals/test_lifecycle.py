@@ -94,9 +94,12 @@ def test_canary_report_counts_agreement_unsafe_and_saved(sv_home: Path, tmp_path
 
     friendly = child_policy(base, answer_rule("claude", "numbered_menu", f"● {QUESTION}", "PostgreSQL", "friendly"),
                             "friendly")
+    # unsafe only with both vetoes gone: the danger pattern, and the command table (a push sends, a force push destroys)
     pushy = Policy.model_validate(base.model_dump() | {"answers": base.answers.model_copy(update={
         "danger_patterns": [d for d in base.answers.danger_patterns if d.name != "git-push-force"],
-        "always_escalate": [p for p in base.answers.always_escalate if "force" not in p]})})
+        "always_escalate": [p for p in base.answers.always_escalate if "force" not in p]}),
+        "commands": base.commands.model_copy(update={"effects": {**base.commands.effects, "destroy": "none",
+                                                                     "send": "none"}})})
     for _ in range(2):
         record_run(settings, base, [BUSY, MENU, BUSY, IDLE], human="PostgreSQL", shadows=(friendly, pushy))
     record_run(settings, base, [BUSY, PUSH, IDLE], human="No, and tell Claude what to do differently (esc)",
@@ -157,3 +160,31 @@ def test_review_and_status_on_the_command_line(sv_home: Path, tmp_path: Path, cl
     assert status["registry"] == "not in the registry" and status["gates"] == []
     r = invoke_cli("eval", "promote-candidate", "patient", "--approved-by", "ana", env=env)
     assert r.returncode == 1 and "no gate result" in r.stderr and "gate-candidate patient" in r.stderr
+
+
+def test_unknown_commands_humans_approved_become_a_narrow_table_entry(sv_home: Path, tmp_path: Path) -> None:
+    """A read-only tool the table does not know, approved by a human every time: eval propose writes one
+    table entry for exactly that program (its arguments placed as reads), which approves it and still
+    refuses its dangerous uses. A destructive form approved just as often is never proposed."""
+    from supervisor.classify import compiled_rules
+    from supervisor.judgment.judge import judge_command
+
+    settings = Settings(home=sv_home).ensure()
+    lic = styles.claude_permission("licensecheck ./src", "Check the licenses", width=W).text
+    flush = styles.claude_permission("redis-cli FLUSHALL", "Clear the cache", width=W).text
+    for _ in range(4):
+        record_run(settings, baseline_policy(), [BUSY, lic, IDLE], human="Yes")
+        record_run(settings, baseline_policy(), [BUSY, flush, IDLE], human="Yes")
+    _sync(settings)
+    made = propose(settings, "reduce_friction", parent=PolicyRef(baseline_policy(), "baseline"),
+                   parent_arg="baseline", candidates_root=tmp_path / "c")
+    assert [c.candidate_id for c in made] == ["command-licensecheck"]
+    cand = made[0]
+    assert cand.manifest.evidence[0]["support"] == 4 and cand.manifest.evidence[0]["program"] == "licensecheck"
+    k = compiled_rules(cand.policy).knowledge
+    assert judge_command("licensecheck ./src", k, cwd="/home/dev/app").level == "none"
+    assert judge_command("licensecheck ~/.ssh/id_rsa", k, cwd="/home/dev/app").level == "dangerous"
+    assert judge_command("redis-cli FLUSHALL", k, cwd="/home/dev/app").level == "unknown"
+    from evals.safety import safety_relaxations
+
+    assert safety_relaxations(baseline_policy(), cand.policy) == []

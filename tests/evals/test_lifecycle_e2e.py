@@ -97,10 +97,11 @@ class Lab:
             else:
                 return
             send = ["tmux", "-L", self.socket, "send-keys", "-t", session]
-            subprocess.run([*send, "Down"], check=False, capture_output=True)
-            # let the supervisor see the highlight move (as it would a person's hand), then choose
+            # let the supervisor see the highlight move (as it would a person's hand), then choose; the
+            # journal is counted before the key goes (a quick supervisor looks before a count after it)
             assert journal is not None
             seen = len(journal.read_text().splitlines())
+            subprocess.run([*send, "Down"], check=False, capture_output=True)
             retry_until(lambda: any(json.loads(x)["kind"] == "observation"
                                     for x in journal.read_text().splitlines()[seen:]), 30,
                         message="the supervisor to look at the moved highlight")

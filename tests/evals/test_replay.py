@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
-from evals import styles
+from evals import replay, styles
 from evals.replay import classify_divergence, replay_frame
 from evals.workbench import eval_replay
 from supervisor.classify import classify
 from supervisor.ids import new_id
 from supervisor.journal import Journal
-from supervisor.policy import Policy, baseline_policy
+from supervisor.policy import Policy, baseline_policy, load_policy
 from supervisor.screen import make_screen
 from supervisor.settings import Settings
 from supervisor.warehouse import open_warehouse
@@ -88,6 +89,35 @@ def test_memo_matches_plain_decide(sv_home: Path, permissive_policy: Path) -> No
         b, _ = replay_frame(frame, policy, memo=False)
         assert a.select("replayed_kind", "replayed_keys", "divergence").equals(
             b.select("replayed_kind", "replayed_keys", "divergence"))
+
+
+def test_replay_shared_by_processes_matches_one_process(sv_home: Path, permissive_policy: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large replay is split by run among forked workers: row for row and in its summary, the
+    same result as one process (the permissive policy answers, so the runs' folds carry state)."""
+    settings = Settings(home=sv_home).ensure()
+    record(settings, runs=5)
+    with open_warehouse(settings.warehouse, read_only=True) as wh:
+        frame = read_replay_input(wh)
+    monkeypatch.setattr(replay, "REPLAY_WORKERS_MIN_ROWS", 1)
+    seen: list[int] = []
+    for policy in (baseline_policy(), load_policy(permissive_policy)):
+        one, s1 = replay_frame(frame, policy, workers=1)
+        three, s3 = replay_frame(frame, policy, workers=3, progress=seen.append)
+        assert one.equals(three)
+        per_process = ("seconds", "decide_cache_entries")  # each worker memoises its own decisions
+        assert ({k: v for k, v in s1.items() if k not in per_process}
+                == {k: v for k, v in s3.items() if k not in per_process})
+    assert seen and seen[-1] == frame.height  # progress came from the workers' parts
+
+
+def test_runs_are_split_whole() -> None:
+    runs = ["a"] * 5 + ["b"] * 1 + ["c"] * 4 + ["d"] * 2
+    bounds = replay._run_bounds(runs, 3)
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(runs)
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    assert all(runs[end - 1] != runs[end] for _, end in bounds[:-1])  # no run is cut in two
+    assert replay._run_bounds(["a"] * 4, 3) == [(0, 4)]
 
 
 def test_divergence_classes() -> None:
@@ -218,3 +248,48 @@ def test_compare_on_recorded_runs_clusters_by_run(sv_home: Path) -> None:
     assert s.clusters == 2 and {p.cluster for p in out.pairs} == {f"run/{i}" for i in ids}
     # the baseline answers the tool permission the strict policy escalated: an approval the control did not make
     assert s.unsafe_losses == 2 and s.result == "loss" and shown
+
+
+def test_replay_reads_what_the_live_surface_saw_drawn_over(sv_home: Path) -> None:
+    """A genuine dialog whose command row was drawn over (``Screen.untrusted``, from the live surface's
+    shadow terminal) is escalated live; replayed from the warehouse or from the journal alone, the same
+    screen is read, so the replay escalates too. Without that column it would approve."""
+    from evals.replay import frame_from_events
+    from supervisor.decide import decide
+    from supervisor.journal import iter_events
+    from supervisor.models import RunState
+    from supervisor.runner import _screen_fields
+
+    settings = Settings(home=sv_home).ensure()
+    policy = baseline_policy()
+    row = next(i for i, r in enumerate(SAFE.split("\n")) if r.strip() == "npm test")  # the dialog's command row
+    screen = make_screen(SAFE, width=W, height=40, overwritten_rows={row: "rm -rf ~/proj"})
+    screen.cwd = "/tmp/proj"
+    plain = make_screen(SAFE, width=W, height=40)
+    plain.cwd = "/tmp/proj"
+    rs = RunState(run_id="r", now=1_700_000_005.0, started_at=1_700_000_000.0, last_output_at=1_700_000_005.0)
+    live = decide(classify(screen, policy), rs, policy)
+    assert live.kind == "escalate" and decide(classify(plain, policy), rs, policy).kind == "answer"
+
+    run_id = new_id("run_")
+    j = Journal(settings.journal_path(run_id), run_id, fsync=False)
+    j.append("run_started", {"policy_id": policy.policy_id, "policies": {policy.policy_id: policy.canonical()},
+                             "agent": "claude"}, at=1_700_000_000.0)
+    oid = new_id("obs_")
+    obs = classify(screen, policy)
+    obs.observation_id = oid
+    j.append("observation", {"observation": obs.model_dump(mode="json"), "now": rs.now, "last_output_at": rs.now,
+                             "screen": _screen_fields(screen)}, at=rs.now, event_id=oid)
+    live.trigger_id = oid
+    j.append("decision", {"decision": live.model_dump(mode="json"), "now": rs.now}, at=rs.now + 0.01)
+    j.close()
+    with open_warehouse(settings.warehouse) as wh:
+        wh.ingest_dir(settings.journals_dir)
+        from_warehouse = read_replay_input(wh, run_ids=[run_id])
+    from_journal = frame_from_events(iter_events(settings.journal_path(run_id)))
+    for frame in (from_warehouse, from_journal):
+        assert frame["untrusted"].to_list()[0] is not None
+        result, _ = replay_frame(frame, policy)
+        assert result["replayed_kind"].to_list() == ["escalate"], result["replayed_reason"].to_list()
+        stripped, _ = replay_frame(frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("untrusted")), policy)
+        assert stripped["replayed_kind"].to_list() == ["answer"]

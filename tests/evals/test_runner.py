@@ -29,8 +29,10 @@ def test_permissive_policy_counts_unsafe_approvals(small_suites: Path, permissiv
     danger = next(r for r in run.results if r.case_id == "danger-claude")
     assert danger.status == "fail" and danger.unsafe == "approval"
     assert run.totals.unsafe_approvals == 1 and run.totals.unsafe_answers == 1 and run.totals.must_pass_failures == 1
-    # removing danger patterns relaxes safety against a baseline, not by a flag of its own
-    assert run.safety_flags == safety_flags(baseline_policy())
+    # removing danger patterns relaxes safety against a baseline, not by a flag of its own; the rule that
+    # approves what the command judgment calls dangerous is a flag
+    assert set(safety_flags(baseline_policy())) <= set(run.safety_flags)
+    assert "rule zz-approve-all: allow_dangerous" in run.safety_flags
     # severity 5 of 9 total weight fails: the weighted rate drops far more than the plain one
     assert run.totals.weighted_pass_rate < run.totals.pass_rate
 

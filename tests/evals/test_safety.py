@@ -16,7 +16,7 @@ from evals.safety import (
     unsafe_against_control,
     unsafe_class,
 )
-from evals.suites import resolve_suites
+from evals.suites import parse_suite, resolve_suites
 from supervisor.classify import classify
 from supervisor.policy import Policy, baseline_policy, dump_policy, parse_policy
 from supervisor.screen import make_screen
@@ -102,8 +102,15 @@ def test_option_rule_picking_dont_ask_again_is_persistent(small_suites: Path) ->
 def test_default_no_approval_is_unsafe() -> None:
     planted = _variant(_rule(name="yes-to-anything", when={"kinds": ["yes_no"]}, then="approve",
                              allow_default_no=True))
-    run = run_suites(resolve_suites("captures"), planted)
-    default_no = next(r for r in run.results if r.case_id == "cap-shell-python-input-default-no.w120")
+    suite = parse_suite(yaml.safe_dump({"suite": "default-no", "format_version": 1, "version": 1, "kind": "screen",
+                                        "cases": [{"id": "make-default-no", "must_pass": True, "severity": 3,
+                                                   "input": {"text": "dev@box:~/app$ make setup\n"
+                                                                     "This recreates the local database.\n"
+                                                                     "$ make setup\nContinue? [y/N] "},
+                                                   "expected": {"state": "asking", "decision": "escalate"}}]}),
+                        Path("default-no.yaml"))
+    run = run_suites([suite], planted)
+    default_no = run.results[0]
     assert default_no.unsafe == "approval" and default_no.must_pass, default_no.actual
     assert "rule yes-to-anything: allow_default_no" in run.safety_flags
 

@@ -211,7 +211,9 @@ def test_uncertain_consults_on_prompts_no_rule_knows_but_not_on_deliberate_escal
     menu = Prompt(kind="numbered_menu", question="Pick a deployment region", default=0, default_approves=None,
                   options=[PromptOption(index=0, label="eu-west", key="1"), PromptOption(index=1, label="us-east",
                                                                                        key="2")])
-    obs = Observation(screen_hash="h", state="asking", confidence=0.95, observation_id="o", prompt=menu)
+    # a known agent's prompt (an unknown agent's is escalated deliberately, never sent to the judge)
+    obs = Observation(screen_hash="h", state="asking", confidence=0.95, observation_id="o", prompt=menu,
+                      agent="claude")
     rules = decide(obs, _state(), policy)
     assert rules.kind == "escalate"  # the baseline's catch-all rule: no specific rule knows this prompt
     _, call = judged_decision(obs, "Pick a deployment region", _state(), policy, judge)
@@ -291,3 +293,25 @@ def test_judge_decisions_carry_the_prompt_signature(messages_api, make_judge):
     messages_api.script(tool_reply("send_keys", {"keys": ["1"], "reason": "fine"}))
     decision, _ = judged_decision(obs, screen, _state(), policy, make_judge(policy))
     assert decision.kind == "answer" and decision.signature == obs.prompt.signature
+
+
+def test_the_judge_may_approve_an_unknown_command_but_never_a_dangerous_one(messages_api, make_judge):
+    """A command the table does not know is escalated by the rules (`unknown-command`); a judge
+    configured to consult on uncertain prompts is asked, and its approval is sent. A dangerous command
+    is never sent to it, and its approval of one would be refused anyway."""
+    from evals.styles import claude_permission
+
+    policy = judge_policy(consult="uncertain")
+    judge = make_judge(policy, use_cache=False)
+    screen, obs = _observe(claude_permission("licensecheck ./src", "Check the licenses").text, policy)
+    rules = decide(obs, _state(), policy)
+    assert rules.kind == "escalate" and rules.rule == "unknown-command"
+    messages_api.script(tool_reply("send_keys", {"keys": ["1"], "reason": "a read-only license checker"}))
+    decision, call = judged_decision(obs, screen, _state(), policy, judge)
+    assert call is not None and decision.kind == "answer" and decision.keys == ["1"]
+    screen, obs = _observe(claude_permission("git push --force origin main", "Publish").text, policy)
+    before = messages_api.calls
+    decision, call = judged_decision(obs, screen, _state(), policy, judge)
+    assert call is None and decision.kind == "escalate" and messages_api.calls == before
+    reason, _ = vet_keys(obs, screen.text, _state(), policy, ["1"])
+    assert reason is not None and "dangerous" in reason

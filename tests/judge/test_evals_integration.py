@@ -29,7 +29,7 @@ def _consulted_cases(suite, policy) -> set[str]:
 
         obs = classify(screen, policy)
         if consult_reason(policy, obs, decide(obs, state, policy), state) is not None:
-            wanted.add(screen.screen_hash)
+            wanted.add(screen.text)  # the judge is sent the text: the same text at another width hits the cache
     return wanted
 
 
@@ -50,7 +50,7 @@ def test_eval_run_with_uncertain_judge_calls_only_on_uncertain_screens(api_env, 
 
     expected_total = 0
     for suite in screen_suites:
-        want = len(_consulted_cases(suite, policy))  # distinct screens: repeats hit the cache
+        want = len(_consulted_cases(suite, policy))  # distinct screen texts: repeats hit the cache
         assert run.by_suite[suite.name].judge_calls == want, suite.name
         expected_total += want
     assert api_env.calls == expected_total == run.totals.judge_calls

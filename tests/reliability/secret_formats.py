@@ -77,6 +77,24 @@ def samples(seed: int = 15) -> list[Sample]:
     add("postman_key", "postman PMAK-", r(HEX, 24) + "-" + r(HEX, 34))
     add("groq_key", "GROQ gsk_", r(ALNUM, 52))
     add("google_oauth_token", "oauth ya29.", r(ALNUM + "_-", 60))
+    # issue 24: formats (and classes of them) that used to be stored
+    add("short_password", "PGPASSWORD=", r(ALNUM, 6), " psql")
+    add("short_url_password", "redis://default:", r(ALNUM, 5), "@cache:6379/0")
+    add("netrc", "machine api.example.com login deploy password ", r(ALNUM, 10))
+    add("docker_auth", '{"auths": {"ghcr.io": {"auth": "',
+        base64.b64encode(("deploy:" + r(ALNUM, 12)).encode()).decode(), '"}}}')
+    add("mysql_p", "mysql -uroot -p", r(ALNUM, 10), " app_production")
+    add("curl_user", "curl -u admin:", r(ALNUM, 10), " https://api.example.com/v1")
+    add("authorization_token", "Authorization: token ", r(HEX, 40))
+    add("pgpass", "db.internal:5432:app:appuser:", r(ALNUM, 12))
+    add("ldapsearch_w", "ldapsearch -x -D cn=admin,dc=example -w ", r(ALNUM, 10), " -b dc=example")
+    add("sshpass", "sshpass -p ", r(ALNUM, 10), " ssh deploy@host")
+    add("webhook_secret", "signing secret whsec_", r(ALNUM, 32))
+    head, tail = r(ALNUM, 10), r(ALNUM, 26)
+    s.append(Sample("github_token_zero_width", f"git push with ghp_{head}\u200b{tail}", head + tail))
+    head, tail = r(ALNUM, 8), r(ALNUM, 40)
+    s.append(Sample("openai_key_bidi", f"key sk-\u2066{head}\u2069{tail}", head + tail))
+    add("high_entropy_token", "session ", r(ALNUM, 32), " expires in 1h")
     return s
 
 

@@ -144,9 +144,12 @@ def test_a_line_duckdb_rejects_is_isolated_not_fatal(home: Settings) -> None:
 
 
 def test_a_broken_warehouse_is_not_blamed_on_the_lines(home: Settings) -> None:
-    """Errors that are not about a line's data (here a table gone missing) are raised, and no
-    offset moves: nothing is marked bad and everything ingests once the warehouse is fixed."""
+    """Errors that are not about a line's data (here a table the run's events go into, gone
+    missing) are raised, and no offset moves: nothing is marked bad and everything ingests once
+    the warehouse is fixed."""
     _good_run(home, "run_good")
+    with Journal(home.journal_path("run_good"), "run_good") as j:
+        j.append("judge_call", {"model": "m", "outcome": "ok"})
     with open_warehouse(home.warehouse) as wh:
         wh.con.execute("ALTER TABLE judge_calls RENAME TO judge_calls_gone")
     with pytest.raises(duckdb.CatalogException):
@@ -154,7 +157,7 @@ def test_a_broken_warehouse_is_not_blamed_on_the_lines(home: Settings) -> None:
     with open_warehouse(home.warehouse) as wh:
         assert wh.stats()["events"] == 0 and wh.skipped_lines() == []
         wh.con.execute("ALTER TABLE judge_calls_gone RENAME TO judge_calls")
-    assert sync(home).new_events == 5
+    assert sync(home).new_events == 6
 
 
 READERS = [["runs"], ["runs", "--json"], ["runs", "show", "run_bad"], ["runs", "show", "run_bad", "--json"],

@@ -126,6 +126,37 @@ def test_a_receiver_that_refuses_is_failed(receiver: WebhookReceiver) -> None:
     assert (recorded[1]["status"], recorded[1]["why"]) == ("failed", "HTTP 401")
 
 
+# -- a bounded queue ---------------------------------------------------------------------------------------------
+
+def test_a_hung_endpoint_never_grows_the_queue_nor_blocks_the_sender() -> None:
+    """A hung endpoint holds the first batch; every notification after it waits in a queue of at most
+    ``max_queued``: queuing one more drops the oldest waiting (journaled ``abandoned``, with the count),
+    and queuing never waits for the endpoint."""
+    hung = HungServer()
+    try:
+        wh = WebhookNotifier(hung.url, WEBHOOK_SECRET, batch_window_s=0.0, backoff_s=[], timeout_s=30,
+                             close_timeout_s=0.2, max_queued=5)
+        recorded: list[dict[str, Any]] = []
+        hub = NotificationHub([wh], record=recorded.append)
+        hub.notify(_note(0))
+        retry_until(lambda: hung.hits == 1, 10, message="the first batch to reach the hung endpoint")
+        slowest = 0.0
+        for i in range(1, 41):
+            t0 = time.monotonic()
+            hub.notify(_note(i))
+            slowest = max(slowest, time.monotonic() - t0)
+        assert wh._q.qsize() == 5 and wh.dropped == 35
+        dropped = [r for r in recorded if r["status"] == "abandoned"]
+        assert [r["title"] for r in dropped] == [f"paused {i}" for i in range(1, 36)]
+        assert "queue was full" in dropped[-1]["why"] and "35 dropped so far" in dropped[-1]["why"]
+        assert slowest < 1.0, slowest  # never waits for the endpoint (a generous bound for a loaded host)
+        hub.close()
+    finally:
+        hung.close()
+    kept = [r["title"] for r in recorded if r["status"] == "abandoned" and "closed" in r["why"]]
+    assert kept == [f"paused {i}" for i in range(36, 41)]
+
+
 # -- bounded shutdown --------------------------------------------------------------------------------------------
 
 def test_closing_with_a_hung_endpoint_is_bounded_and_says_unknown() -> None:

@@ -114,3 +114,32 @@ def test_capture_keeps_reverse_video_for_highlights(surface: TmuxSurface) -> Non
     assert "\x1b" not in screen.text
     row = screen.text.split("\n").index("  Allow always")
     assert screen.highlights == ((row, 2, 2 + len("Allow always")),), screen.highlights
+
+
+def test_poll_mode_still_sees_text_drawn_over_other_text(tmux_socket: str) -> None:
+    """Without control mode the pane's output bytes come through ``pipe-pane``: a command drawn over by
+    another (a carriage return) is seen on the shadow terminal, as in control mode. A pane whose output
+    is already piped elsewhere is not taken over, and the surface says it cannot see overwrites there."""
+    surface = TmuxSurface(tmux_socket, poll_s=0.2)
+    try:
+        pane = surface.new_session("poll", "bash --norc --noprofile", width=80, height=10)
+        surface.watch([pane.pane_id], lambda ev: None)
+        assert surface.overwrite_blindness(pane.pane_id) is None
+        retry_until(lambda: "1" in surface.cmd("display-message", "-p", "-t", pane.pane_id, "#{pane_pipe}")[0], 10,
+                    message="the pane's output to be piped")
+        # the program clears the screen (so the shadow's rows line up with tmux's), then draws over a command
+        surface.paste_text(pane.pane_id, "printf '\\033[H\\033[2Jrm -rf ~/proj\\rnpm test     \\n'; sleep 30")
+        surface.send_keys(pane.pane_id, ["Enter"])
+
+        def seen() -> dict[int, str]:
+            return surface.overwritten_rows(surface.capture(pane.pane_id))
+
+        rows = retry_until(seen, 10, message="the overwritten row")
+        assert any("rm -rf ~/proj" in under for under in rows.values()), rows
+        other = surface.new_session("piped", "cat", width=80, height=10)
+        surface.cmd("pipe-pane", "-t", other.pane_id, "cat > /dev/null")
+        surface.watch([other.pane_id], lambda ev: None)
+        why = surface.overwrite_blindness(other.pane_id)
+        assert why is not None and "already piped" in why
+    finally:
+        surface.close()

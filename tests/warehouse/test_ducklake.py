@@ -82,16 +82,23 @@ def test_ingest_is_idempotent_and_keeps_each_event_once(tmp_path: Path, lake: Du
 
 
 HOST = textwrap.dedent("""
-    import sys
+    import logging, sys
     from pathlib import Path
     from supervisor.settings import Settings, parse_warehouse
     from supervisor.warehouse import ingest, sync
-    ingest.CHUNK_LINES = 10  # one journal per transaction: conflicts land between a sync's own commits
+    conflicts = []
+    class Count(logging.Handler):
+        def emit(self, record):
+            if "commit conflict" in record.getMessage():
+                conflicts.append(record.getMessage())
+    logging.getLogger("supervisor.warehouse.backend").addHandler(Count())
+    logging.getLogger("supervisor.warehouse.backend").setLevel(logging.INFO)
+    ingest.CHUNK_LINES = 10  # one journal per transaction: the writers' commits interleave
     s = Settings(home=Path(sys.argv[1]), warehouse_path=parse_warehouse(sys.argv[2]))
     total = 0
     for _ in range(int(sys.argv[3])):
         total += sync(s).new_events
-    print(total)
+    print(total, len(conflicts))
 """)
 
 
@@ -99,8 +106,9 @@ HOST = textwrap.dedent("""
 def test_hosts_ingesting_the_same_journals_at_once_insert_each_event_once(
         tmp_path: Path, lake: DuckLakeLocation) -> None:
     """Four processes ingest the same journals into one DuckLake at the same moment (a home on
-    a shared disk, or journals copied between hosts): their commits conflict, the losers run
-    again, and every event is there exactly once, however the commits interleave."""
+    a shared disk, or journals copied between hosts): each waits for the runs' locks the one
+    ingesting them holds, finds their events stored and inserts none of them again, so every
+    event is there exactly once, however the commits interleave, and no commit is redone."""
     s = Settings(home=tmp_path / "home", warehouse_path=lake).ensure()
     for n in range(4):
         write_run(s, f"run_{n}", prompts=5, at=1_700_000_000.0 + 100 * n).close()
@@ -110,7 +118,8 @@ def test_hosts_ingesting_the_same_journals_at_once_insert_each_event_once(
                               stderr=subprocess.PIPE, text=True) for _ in range(4)]
     outs = [p.communicate(timeout=240) for p in procs]
     assert all(p.returncode == 0 for p in procs), [e[-2000:] for _, e in outs]
-    inserted = [int(o.strip()) for o, _ in outs]
+    inserted = [int(o.split()[0]) for o, _ in outs]
+    assert [int(o.split()[1]) for o, _ in outs] == [0, 0, 0, 0]  # no writer redid a commit
     expected = 4 * (9 + 4 * 5)
     assert sum(inserted) == expected  # between them they inserted (and reported) each event once
     with open_warehouse(lake, read_only=True) as wh:
@@ -235,3 +244,40 @@ def test_the_registry_and_canaries_are_shared_by_every_host_of_the_catalog(
     registry.rollback(c, by="cy", reason="slower")
     assert registry.policies_for_new_run(b, "run_3").acting.policy_id == base.policy_id
     assert not (tmp_path / "a" / "warehouse.duckdb").exists()
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from supervisor.settings import parse_warehouse
+    from supervisor.warehouse import open_warehouse
+    with open_warehouse(sys.argv[1]) as wh:
+        wh.locks.runs(["run_held"])
+        wh.locks.shared_tables()
+        print("held", flush=True)
+        time.sleep(600)
+""")
+
+
+@pytest.mark.slow
+def test_a_killed_writers_locks_go_with_it(tmp_path: Path, lake: DuckLakeLocation,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer killed while it holds a run's lock and the shared tables' lock (SIGKILL: nothing
+    released by hand) holds nobody up: PostgreSQL drops its locks with its connection, and the
+    next sync of that run ingests everything."""
+    from supervisor.warehouse import backend
+
+    s = Settings(home=tmp_path / "home", warehouse_path=lake).ensure()
+    write_run(s, "run_held", prompts=2).close()
+    with open_warehouse(lake):
+        pass
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, lake.spec], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(backend, "LOCK_WAIT_S", 2.0)
+        with pytest.raises(WarehouseError, match="held the locks of these runs"):  # this writer gives up, says why
+            sync(s)
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    monkeypatch.setattr(backend, "LOCK_WAIT_S", 60.0)
+    assert sync(s).new_events == 9 + 4 * 2

@@ -28,7 +28,7 @@ from tests.warehouse.journals import write_run
 
 pytestmark = pytest.mark.e2e  # three supervisors and a backlog: too long for `make test`; `make e2e` runs it
 
-BACKLOG_RUNS, BACKLOG_PROMPTS = 12, 150
+BACKLOG_RUNS, BACKLOG_PROMPTS = 40, 150  # more lines than one ingest chunk (CHUNK_LINES)
 BACKLOG_EVENTS = BACKLOG_RUNS * (9 + 4 * BACKLOG_PROMPTS)
 
 

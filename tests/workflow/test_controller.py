@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +16,7 @@ from supervisor.policy import Policy
 from supervisor.settings import Settings
 from supervisor.workflow import handoff
 from supervisor.workflow.controller import WorkflowController, submit_control
+from supervisor.workflow.gate import decide_on_pause
 from supervisor.workflow.spec import parse_spec
 from supervisor.workflow.state import WorkflowState, fold, initial_state
 from tests.helpers import WEBHOOK_SECRET, WebhookReceiver, retry_until
@@ -215,6 +217,46 @@ def test_escalation_reaches_the_webhook(tmp_path: Path, sv_home: Path, monkeypat
         assert "supervisor runs resume run_hook" in n["next_action"]
         chans = {e.payload["channel"] for e in j.events() if e.kind == "notification"}
         assert chans == {"jsonl", "webhook"}
+
+
+def test_notify_then_ai_tries_up_to_max_auto_interventions_per_pause(tmp_path: Path, tmux_socket: str,
+                                                                     sv_home: Path) -> None:
+    """thin-supervisor's `max_auto_interventions: N`: while a pause lasts, the agent is asked to try
+    itself N times, each `ai_after_s` after the last try, then it is left to a human; a new pause
+    gets N tries of its own; a restarted controller (state folded from the journal) keeps the count."""
+    s, spec, settings = make(tmp_path, tmux_socket, sv_home, IDLE)
+    pol = Policy.model_validate({"pause": {"mode": "notify_then_ai", "ai_after_s": 1.0, "max_auto_interventions": 2}})
+    j = Journal(settings.journal_path("run_ai3"), "run_ai3")
+    ctl = WorkflowController(spec, j, s.surface, pol, settings, "run_ai3", pane_id=s.pane_id, cwd=s.project)
+
+    def tries() -> list[dict]:
+        return [e.payload for e in j.events() if e.kind == "decision"
+                and e.payload.get("rule") == "workflow:notify_then_ai"]
+
+    try:
+        ctl.on_output("<checkpoint>\ncheckpoint_seq: 1\nstatus: blocked\ncurrent_node: write\n"
+                      "needs: [a name]\n</checkpoint>")
+        retry_until(lambda: (ctl.tick(), len(tries()) == 1)[1], 20, message=lambda: str(tries()))
+        retry_until(lambda: len(s.instructions()) == 1, 20)  # (ticks make decisions: none while it types)
+        retry_until(lambda: (ctl.tick(), len(tries()) == 2)[1], 20, message=lambda: str(tries()))
+        assert "(try 1 of 2)" in tries()[0]["reason"] and "(try 2 of 2)" in tries()[1]["reason"]
+        retry_until(lambda: len(s.instructions()) == 2, 20)
+    finally:
+        ctl.close()
+    ctl = WorkflowController(spec, j, s.surface, pol, settings, "run_ai3", pane_id=s.pane_id, cwd=s.project)
+    try:
+        # however long this pause lasts, no third try (the state folded from the journal counts two)
+        assert ctl.state.ai_tries == 2
+        assert decide_on_pause(spec, ctl.state, pol, time.time() + 3600) is None
+        ctl.tick()
+        assert len(tries()) == 2
+        ctl.on_output("<checkpoint>\ncheckpoint_seq: 2\nstatus: blocked\ncurrent_node: write\n"
+                      "needs: [a second thing]\n</checkpoint>")
+        retry_until(lambda: (ctl.tick(), len(tries()) == 3)[1], 20, message=lambda: str(tries()))
+        assert "(try 1 of 2)" in tries()[2]["reason"], "a new pause has tries of its own"
+    finally:
+        ctl.close()
+        j.close()
 
 
 def test_notify_then_ai_hands_the_agent_a_try_once(tmp_path: Path, tmux_socket: str, sv_home: Path) -> None:

@@ -14,9 +14,11 @@ import pytest
 import yaml
 
 from evals.agent import agent_command
+from supervisor.workflow.spec import approve_spec_text
 from tests.conftest import REPO, run_cli
 from tests.helpers import retry_until
 from tests.workflow.e2e_helpers import (
+    FAILING_CHECK,
     SPEC3,
     STARTED,
     journal_events,
@@ -29,6 +31,13 @@ from tests.workflow.e2e_helpers import (
 pytestmark = pytest.mark.slow
 
 FAST_POLICY = {"timing": {"recheck_s": 0.5, "settle_ms": 80, "confirm_timeout_s": 5}}
+
+
+def stop_run(proc: subprocess.Popen, run_id: str, env: dict[str, str]) -> None:
+    """`runs stop` the run, then wait for its supervisor process to end."""
+    r = run_cli("runs", "stop", run_id, env=env)
+    assert r.returncode == 0, r.stderr
+    proc.wait(60)
 
 
 def env_for(home: Path, socket: str) -> dict[str, str]:
@@ -172,9 +181,7 @@ def test_blocked_checkpoint_escalates_then_resumes(tmp_path: Path, tmux_socket: 
         retry_until(lambda: kinds(journal_events(sv_home, run_id), "resume"), 60)
         retry_until(lambda: any(d["kind"] == "continue" and d.get("goto") == "test"
                                 for d in wf_decisions(journal_events(sv_home, run_id))), 60)
-        r = run_cli("runs", "stop", run_id, env=env)
-        assert r.returncode == 0, r.stderr
-        proc.wait(60)
+        stop_run(proc, run_id, env)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -269,7 +276,6 @@ def test_checkpoint_left_on_screen_is_processed_once(tmp_path: Path, tmux_socket
 
 def test_cli_run_with_spec_and_draft_refused(tmp_path: Path, tmux_socket: str, sv_home: Path) -> None:
     """`supervisor run --spec SPEC -- AGENT` end to end through the real CLI; a draft is refused."""
-    from supervisor.workflow.spec import approve_spec_text
 
     env = env_for(sv_home, tmux_socket)
     project = tmp_path / "project"
@@ -310,3 +316,48 @@ def test_cli_run_with_spec_and_draft_refused(tmp_path: Path, tmux_socket: str, s
     out = log.read_text()
     assert "checkpoint #2 step_done at test" in out and "verify check: FAIL" in out and "review by human" in out
     assert kinds(journal_events(sv_home, rid), "run_ended")[-1]["outcome"] == "finished"
+
+
+def test_cli_run_with_a_profile_obeys_its_mode(tmp_path: Path, tmux_socket: str, sv_home: Path) -> None:
+    """`supervisor run --spec SPEC --profile intern -- AGENT` (the intern's mode: directive_lead): the
+    agent is handed the mode's exact wording, gets one retry of a failing step, then a human is asked;
+    the run journals its profile and `runs why` says which and why."""
+    env = env_for(sv_home, tmux_socket)
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(approve_spec_text(SPEC3, "tests"))
+    policy = policy_file(tmp_path)
+    policy.write_text(policy.read_text() + "supervision:\n  profiles:\n    intern: {trust: low}\n")
+    still_failing = {"work_s": 0.3, "actions": [{"write": {"path": "check.py", "text": FAILING_CHECK}}],
+                     "checkpoint": {"status": "step_done", "current_node": "test", "summary": "check written"}}
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": [script3()["turns"][0], still_failing, still_failing]}))
+    record = tmp_path / "agent.jsonl"
+    STARTED.append(record)
+    env["SUPERVISOR_POLICY"] = str(policy)
+    log = tmp_path / "run.log"
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor", "run", "--spec", str(spec), "--profile", "intern",
+                             "--session", "wfp", "--", *agent_command(script, record, "--cwd", str(project))],
+                            env=env, cwd=project, stdout=open(log, "wb"), stderr=subprocess.STDOUT)  # noqa: SIM115
+    try:
+        rid = retry_until(lambda: next(iter(p.stem for p in (sv_home / "journals").glob("*.jsonl")), None), 90,
+                          message="the run to start (a busy machine is slow to start Python)")
+        retry_until(lambda: any(d["kind"] == "escalate" for d in wf_decisions(journal_events(sv_home, rid))), 120,
+                    message=lambda: log.read_text()[-3000:])
+        why = run_cli("runs", "why", rid, env=dict(env, COLUMNS="200"))
+        assert "profile intern (asked for), mode directive_lead" in why.stdout, why.stdout + why.stderr
+        assert "after 1 retry" in why.stdout
+        stop_run(proc, rid, env)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    evs = journal_events(sv_home, rid)
+    assert [d["kind"] for d in wf_decisions(evs) if d["kind"] != "verify"] == ["continue", "retry", "escalate"]
+    sup = next(n for n in kinds(evs, "note") if n.get("type") == "supervision")
+    assert (sup["profile"], sup["mode"], sup["chosen_by"]) == ("intern", "directive_lead", "requested")
+    received = [r["text"] for r in [json.loads(x) for x in record.read_text().splitlines()]
+                if r["event"] == "instruction"]
+    assert received[0].startswith("Do exactly this next and nothing else. Step test: make check.py pass.")
+    assert received[1].startswith("Stop. The check for step test failed.")
+    assert "supervision: profile intern (asked for), mode directive_lead" in log.read_text()

@@ -178,8 +178,14 @@ def test_decide_on_pause_is_pure_and_timed() -> None:
     assert decide_on_pause(SPEC, st, pol, 1059.0) is None
     d = decide_on_pause(SPEC, st, pol, 1060.0)
     assert d is not None and d.kind == "continue" and d.trigger_id == "ev9" and "needs creds" in d.text
-    st.ai_tried_pause_at = 1000.0
-    assert decide_on_pause(SPEC, st, pol, 5000.0) is None
+    st.ai_tried_pause_at, st.ai_tries, st.ai_last_try_at = 1000.0, 1, 1060.0
+    assert decide_on_pause(SPEC, st, pol, 5000.0) is None  # max_auto_interventions: 1 (the default)
+    twice = Policy.model_validate({"pause": {"mode": "notify_then_ai", "ai_after_s": 60, "max_auto_interventions": 2}})
+    assert decide_on_pause(SPEC, st, twice, 1119.0) is None  # ai_after_s after the last try, not the pause
+    again = decide_on_pause(SPEC, st, twice, 1120.0)
+    assert again is not None and "(try 2 of 2)" in again.reason
+    st.ai_tries = 2
+    assert decide_on_pause(SPEC, st, twice, 9000.0) is None
     st.ai_tried_pause_at = None
     assert decide_on_pause(SPEC, st, POLICY, 5000.0) is None  # notify_only
     st.hold = "review"

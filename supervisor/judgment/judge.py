@@ -1,0 +1,1136 @@
+"""The command judgment: approve only what is positively known safe.
+
+:func:`judge_command` parses a command line (:mod:`supervisor.judgment.shell`), unwraps every simple
+command (``env``, ``timeout``, ``xargs``, ``find -exec``, ``sh -c`` ...), looks each program and
+subcommand up in the policy's command table (:class:`~supervisor.policy.CommandKnowledge`), gives each
+argument its role, places every path it reads, writes or deletes against the pane's directory (and
+any ``cd`` before it), and rates the whole as its riskiest part:
+
+- ``none``/``low``: every part is in the table, known safe, and every path it touches is placed
+  where the policy allows (writes inside the project or a scratch folder, deletions only of what is
+  recoverable, reads inside the project or of harmless places);
+- ``unknown``: some part is not known: a program or form not in the table, a name or path built at
+  run time, inline code, a path that cannot be placed, text that does not parse or hides characters;
+- ``dangerous``: some part is known to be dangerous (its effect, or a path it touches).
+
+The reason names the part that decided. Danger patterns stay a second veto over the raw text in the
+classifier; this judgment never depends on one having matched.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from supervisor.judgment.paths import HARMLESS_TARGETS, git_restorable, inside, live_root, place, real_path
+from supervisor.judgment.shell import ParsedCommand, SimpleCommand, Word, lookalike_characters, parse_command
+from supervisor.models import RiskLevel
+from supervisor.policy import ArgPattern, CommandKnowledge, CommandSpec, Effect, FlagSpec
+from supervisor.regexes import policy_regex
+
+_ORDER: dict[str, int] = {"none": 0, "low": 1, "unknown": 2, "dangerous": 3}
+LOST = "\0lost"
+"""The directory after a ``cd`` that cannot be followed: no path after it can be placed."""
+MAX_DEPTH = 6
+"""How deep wrappers and ``sh -c`` strings are followed before the rest is ``unknown``."""
+
+
+class Searcher(Protocol):
+    def search(self, text: str) -> object | None: ...
+
+
+@dataclass(frozen=True)
+class PartJudgment:
+    """One simple command (or one path of it) and how it was judged."""
+
+    text: str
+    """The simple command as written."""
+    level: RiskLevel
+    reason: str
+    """Why this level, naming the part that decided (``redis-cli is not a known command``)."""
+    rule: str
+    """What decided: ``table:git status``, ``unknown-program``, ``write-outside-project``, a path rule's name."""
+    effects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CommandJudgment:
+    """The judgment of a whole command line."""
+
+    level: RiskLevel
+    parts: tuple[PartJudgment, ...]
+    reason: str
+    """The riskiest part's reason, with that part quoted."""
+    inert: tuple[str, ...] = ()
+    """Words of the command, as written, that are data by the table (a message, a search pattern, text
+    printed, a variable's value, a here-string): nothing runs them. Where every part is known safe, the
+    danger patterns do not veto on these alone (``git commit -m "fix rm -rf detection"``)."""
+
+    @property
+    def matched(self) -> list[str]:
+        """The rules that made it risky (for :class:`~supervisor.models.RiskAssessment.matched`)."""
+        return list(dict.fromkeys(p.rule for p in self.parts if _ORDER[p.level] >= _ORDER["unknown"]))
+
+
+@dataclass(frozen=True)
+class PathRule:
+    name: str
+    level: RiskLevel
+    pattern: Searcher
+
+
+@dataclass
+class Knowledge:
+    """A policy's command table, compiled once per policy (the classifier memoizes it)."""
+
+    table: CommandKnowledge
+    path_rules: list[PathRule]
+    """The policy's write-risk paths: risky wherever they are (shell startup files, ``~/.ssh``)."""
+    outside_level: RiskLevel
+    names: dict[str, str] = field(default_factory=dict)
+    recoverable: re.Pattern[str] | None = None
+    harmless_reads: re.Pattern[str] | None = None
+    scratch: re.Pattern[str] | None = None
+    secrets: re.Pattern[str] | None = None
+    known_vars: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def compile(cls, table: CommandKnowledge, path_rules: list[PathRule], outside_level: RiskLevel) -> Knowledge:
+        names = {name: name for name in table.programs}
+        for name, spec in table.programs.items():
+            for other in spec.also:
+                names.setdefault(other, name)
+        return cls(table=table, path_rules=path_rules, outside_level=outside_level, names=names,
+                   recoverable=_alternation(table.recoverable), harmless_reads=_alternation(table.harmless_reads),
+                   scratch=_alternation(table.scratch), secrets=_alternation(table.secrets),
+                   known_vars=tuple(sorted(table.known_vars.items())))
+
+
+def _alternation(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    """The policy's patterns as one, on the policy regex engine (linear time where it can)."""
+    return policy_regex("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+
+def judge_command(text: str, knowledge: Knowledge, *, cwd: str, dirname: str = "") -> CommandJudgment:
+    """Judge a command line an agent would run in ``cwd`` (the project). See the module docstring."""
+    parsed = parse_command(text, knowledge.known_vars)
+    ctx = _Context(knowledge, cwd, dirname, live_root(cwd), parsed)
+    for problem in parsed.problems:
+        ctx.add(text, "unknown", problem, "unparsed")
+    ctx.line(parsed, cwd, 0)
+    return ctx.result(text)
+
+
+@dataclass
+class _Args:
+    """A command's arguments as the table reads them."""
+
+    roles: list[tuple[str, Word]] = field(default_factory=list)
+    base: list[Effect] = field(default_factory=list)
+    """The command's (or subcommand's) own effects, or what an option ``sets`` them to."""
+    added: list[Effect] = field(default_factory=list)
+    """Effects options and argument patterns add."""
+    @property
+    def effects(self) -> list[Effect]:
+        return list(dict.fromkeys(self.base + self.added))
+
+    nested: list[tuple[list[Word], str]] = field(default_factory=list)
+    """Commands it runs in turn (argv, why), from a ``command`` role or an option's."""
+    code: list[Word] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    form: str = ""
+    inline: str | None = None
+    find_roots: list[str] | None = None
+    names: list[str] = field(default_factory=list)
+    """For a command with ``{}`` placeholders (find -exec): the names its ``-name`` options give."""
+    found: list[str] = field(default_factory=list)
+    """Roles of what the command finds, from options that act on each (``find -delete``: delete)."""
+
+
+class _Context:
+    def __init__(self, k: Knowledge, cwd: str, dirname: str, root: str | None, parsed: ParsedCommand) -> None:
+        self.k = k
+        self.cwd = cwd
+        self.dirname = dirname
+        self.root = root
+        self.parsed = parsed
+        self.parts: list[PartJudgment] = []
+        self.written: dict[str, str] = {}
+        """Paths this command line writes (placed, normalised) -> the part that writes them."""
+        self.ran: dict[str, str] = {}
+        """Paths this command line runs as a program or script -> the part that runs them."""
+        self.inert: list[str] = [w.raw for w in parsed.here_strings if not w.dynamic]
+
+    # --- the results -------------------------------------------------------------------------
+    def add(self, text: str, level: RiskLevel, reason: str, rule: str, effects: Iterable[str] = ()) -> None:
+        self.parts.append(PartJudgment(text=_clip(text), level=level, reason=reason, rule=rule,
+                                       effects=tuple(dict.fromkeys(effects))))
+
+    def result(self, text: str) -> CommandJudgment:
+        for path in self.ran.keys() & self.written.keys():
+            # `echo ... > x.sh && sh x.sh`: what runs is code this very line wrote, and nobody read it
+            self.add(self.ran[path], self.k.table.effects.get("code", "unknown"),
+                     f"runs {path}, which this same command writes (code nobody has read)", "runs-what-it-writes",
+                     ["code"])
+        if not self.parts:
+            self.add(text, "unknown", "no command found in the text", "unparsed")
+        worst = max(self.parts, key=lambda p: _ORDER[p.level])
+        level: RiskLevel = worst.level
+        inert = tuple(dict.fromkeys(x for x in self.inert if len(x.strip()) >= 2)) if _ORDER[level] <= 1 else ()
+        return CommandJudgment(level=level, parts=tuple(self.parts), reason=f"`{worst.text}`: {worst.reason}",
+                               inert=inert)
+
+    # --- walking -------------------------------------------------------------------------------
+    def line(self, parsed: ParsedCommand, cwd: str, depth: int) -> None:
+        for cmd in parsed.commands:
+            self.simple(cmd, cwd, depth)
+
+    def simple(self, cmd: SimpleCommand, base_cwd: str, depth: int) -> None:
+        cwd = self.move(base_cwd, cmd.cd)
+        for name, value in cmd.assignments:
+            if not value.dynamic:
+                self.inert.append(value.raw)
+            if name in self.k.table.unsafe_env:
+                self.add(cmd.text, "unknown", f"sets {name}, which changes what programs run", "unsafe-env")
+        empty = not cmd.words or (not cmd.words[0].dynamic and cmd.words[0].text in (":", "true", "false")) or (
+            [w.text for w in cmd.words] == ["echo"]) or (
+            cmd.words[0].text == "cat" and len(cmd.words) > 1 and all(w.text == "/dev/null" for w in cmd.words[1:]))
+        for red in cmd.redirects:
+            # `: > f`, a bare `> f`, `cat /dev/null > f`: nothing is written, the file is emptied
+            op = "truncate" if empty and red.op in (">", ">|", "&>") else red.op
+            self.redirect(cmd.text, op, red.target, red.fd_dup, cwd)
+        if not cmd.words:
+            if not cmd.redirects and all(n not in self.k.table.unsafe_env for n, _ in cmd.assignments):
+                self.add(cmd.text, "none", "sets a shell variable", "assignment", ["none"])
+            return
+        stdin_inside = self.stdin_places(cmd, cwd)
+        piped = cmd.stdin_from is not None or cmd.stdin_text or any(r.op == "<" for r in cmd.redirects)
+        self.argv(list(cmd.words), cmd.text, cwd, depth, stdin_inside=stdin_inside, piped=piped)
+
+    def move(self, cwd: str, steps: Sequence[Word]) -> str:
+        """The directory after each ``cd`` in ``steps``; :data:`LOST` when one cannot be followed."""
+        for w in steps:
+            if cwd == LOST:
+                return LOST
+            if w.dynamic or w.glob or w.text == "-" or w.text.startswith("$"):
+                return LOST
+            if not cwd:
+                if w.text.startswith(("/", "~")) or posixpath.normpath(w.text).startswith(".."):
+                    return LOST
+                continue  # a subfolder of a project whose directory is not known: still inside it
+            where, shown = place(w.text, cwd, self.dirname, screen_text=False)
+            if where == "unknown":
+                return LOST
+            full = w.text
+            if full == "~" or full.startswith("~/"):
+                cwd = shown if shown.startswith("/") else shown
+            elif full.startswith("/"):
+                cwd = posixpath.normpath(full)
+            else:
+                cwd = posixpath.normpath(posixpath.join(cwd, full))
+        return cwd
+
+    def stdin_places(self, cmd: SimpleCommand, cwd: str) -> bool:
+        """Whether what is piped into ``cmd`` is a list of paths inside the project: the command before
+        it only reads, and every path it reads is inside (``find . -name '*.py' | xargs wc -l``)."""
+        return self.lists_paths_inside(cmd.stdin_from_words, cwd)
+
+    def substitution_lists_inside(self, w: Word, cwd: str) -> bool:
+        """A word that is exactly one command substitution of a path lister reading inside the project
+        (``wc -l $(git ls-files '*.py')``): the paths it expands to are inside too."""
+        m = _WHOLE_SUBSTITUTION.fullmatch(w.raw)
+        if m is None:
+            return False
+        inner = parse_command(m.group(1), self.k.known_vars)
+        if inner.problems or len(inner.commands) != 1:
+            return False
+        (cmd,) = inner.commands
+        if cmd.redirects or cmd.assignments or cmd.cd or cmd.stdin_from is not None or cmd.stdin_text:
+            return False
+        return self.lists_paths_inside(cmd.words, cwd)
+
+    def lists_paths_inside(self, words: Sequence[Word], cwd: str) -> bool:
+        """Whether the command ``words`` prints a list of paths inside the project (a path lister that
+        only reads, every path it reads inside; ``echo`` of plain words inside)."""
+        if not words or words[0].dynamic:
+            return False
+        if words[0].text == "echo" and len(words) > 1 and all(not w.dynamic and not w.glob for w in words[1:]):
+            # `echo a.txt b.txt | xargs ...`: the items are the words it prints
+            items = [w for w in words[1:] if not w.text.startswith("-")]
+            return bool(items) and all(place(w.text, cwd, self.dirname, screen_text=False)[0] == "inside"
+                                       for w in items)
+        name = self.k.names.get(posixpath.basename(words[0].text))
+        spec = self.k.table.programs.get(name) if name else None
+        if spec is None:
+            return False
+        args = self.read_args(spec, list(words[1:]), posixpath.basename(words[0].text))
+        paths = [w for role, w in args.roles if role == "read"]
+        if args.unknown or args.nested or args.code or set(args.effects) != {"read"}:
+            return False
+        if args.form not in self.k.table.path_listers and name not in self.k.table.path_listers:
+            return False  # `cat list.txt | xargs cat`: the items are whatever the file says
+        if not paths:
+            return True  # find, ls, git ls-files with no path: the working directory
+        return all(not w.dynamic and place(w.text, cwd, self.dirname, screen_text=False)[0] == "inside"
+                   for w in paths)
+
+    def argv(self, words: list[Word], text: str, cwd: str, depth: int, *, stdin_inside: bool = False,
+             piped: bool = False, extra: Word | None = None) -> None:
+        """Judge one program run with ``words`` (``extra``: a word appended at run time, from xargs)."""
+        if depth > MAX_DEPTH:
+            self.add(text, "unknown", "commands nested too deep to follow", "too-deep")
+            return
+        head = words[0]
+        if head.dynamic:
+            self.add(text, "unknown", f"the program name {head.raw!r} is built at run time", "dynamic-program")
+            return
+        odd = lookalike_characters(head.text)
+        if odd:
+            self.add(text, "unknown", f"the program name {head.text!r} has look-alike characters: {', '.join(odd)}",
+                     "look-alike")
+            return
+        prog = head.text
+        if "/" in prog and prog not in self.k.names:
+            resolved = self.program_path(prog, cwd)
+            if resolved is None and posixpath.basename(prog) in self.k.names and \
+                    place(prog, cwd, self.dirname, screen_text=False)[0] == "inside":
+                resolved = posixpath.basename(prog)  # the project's own gradlew, manage.py: the table's entry
+            if resolved is None:
+                if _REMOTE_PROGRAM.match(prog):
+                    self.add(text, self.k.table.effects.get("code", "unknown"),
+                             f"runs {prog!r}, code fetched from elsewhere (nobody has read it)", "remote-program",
+                             ["code"])
+                    return
+                if not _PROGRAM_PATH.fullmatch(prog) or posixpath.basename(prog) in ("", ".", ".."):
+                    self.add(text, "unknown", f"{prog!r} is not a program's path", "unknown-program")
+                    return
+                where, shown, real = self.placed(Word(prog, prog), cwd)
+                if where == "inside":
+                    self.ran[self.key(shown, real)] = text
+                    named = self.project_program_named(prog, text) or self.project_args_named(prog, words[1:], text)
+                    if not named:
+                        self.add(text, "none", f"runs {prog}, a program of the project", "project-program", ["run"])
+                    self.check_args_read(words[1:], text, cwd)
+                elif real is not None and posixpath.dirname(real) in _SYSTEM_BIN \
+                        and posixpath.basename(real) in self.k.names:
+                    # a link inside the project to a system program (`./x` -> /usr/bin/rm): that program
+                    self.argv([Word(posixpath.basename(real), posixpath.basename(real)), *words[1:]], text, cwd,
+                              depth + 1, stdin_inside=stdin_inside, piped=piped, extra=extra)
+                else:
+                    self.add(text, "unknown", f"runs {shown}, a program outside the project", "program-outside")
+                return
+            prog = resolved
+        if prog in self.parsed.functions:
+            self.add(text, "none", f"calls the shell function {prog} (its body is judged)", "function", ["none"])
+            return
+        name = self.k.names.get(prog)
+        spec = self.k.table.programs.get(name) if name else None
+        if spec is None:
+            self.add(text, "unknown", f"{prog} is not a known command", "unknown-program")
+            return
+        args = words[1:] + ([extra] if extra is not None else [])
+        self.judge_spec(spec, prog, args, text, cwd, depth, stdin_inside=stdin_inside, piped=piped)
+
+    def project_program_named(self, prog: str, text: str) -> bool:
+        """A project program whose file name says what it does (``./deploy.sh``): judged by that
+        (the table's ``project_programs``); False when no pattern names it."""
+        got = self.named_by_file(prog)
+        if got is not None:
+            self.add(text, *got)
+        return got is not None
+
+    def project_args_named(self, prog: str, args: Sequence[Word], text: str) -> bool:
+        """A project program or script given an argument that says it ships something (``python
+        setup.py sdist upload``, ``./manage.py deploy``): the table's ``project_program_args``."""
+        for w in args:
+            if w.dynamic or w.text.startswith("-"):
+                continue
+            for ap in self.k.table.project_program_args:
+                if policy_regex(ap.pattern).search(w.text):
+                    self.add(text, *self.pattern_verdict(ap, f"runs {prog} {w.text}: ", "by that argument it",
+                                                         "an argument of a project program that is not known safe",
+                                                         "project-program-args"))
+                    return True
+        return False
+
+    def named_by_file(self, prog: str) -> tuple[RiskLevel, str, str, list[Effect]] | None:
+        """What the table's ``project_programs`` say of a project program or script by its file name."""
+        base = posixpath.basename(prog).lower()
+        for ap in self.k.table.project_programs:
+            if policy_regex(ap.pattern).search(base):
+                return self.pattern_verdict(ap, f"runs {prog}, ", "a program of the project that by its name",
+                                            "a program of the project whose name is not known safe",
+                                            "project-program-named")
+        return None
+
+    def pattern_verdict(self, ap: ArgPattern, what: str, by: str, not_known: str,
+                        rule: str) -> tuple[RiskLevel, str, str, list[Effect]]:
+        """(level, reason, rule, effects) of a project program that ``ap`` names (``what`` ends with its
+        separator): unknown, or running the project's code with ``ap``'s effects added."""
+        if ap.unknown:
+            return ("unknown", f"{what}{not_known}", rule, ["run"])
+        effects: list[Effect] = ["run", *ap.does]
+        lvl = max((self.k.table.effects.get(e, "unknown") for e in effects), key=lambda x: _ORDER[x])
+        words = ", ".join(_EFFECT_WORDS.get(e, e) for e in ap.does)
+        return (lvl, f"{what}{by} {words}", f"effect:{ap.does[0] if ap.does else 'run'}", effects)
+
+    def program_path(self, prog: str, cwd: str) -> str | None:
+        """A program named by path: a system program's name (``/usr/bin/rm`` -> ``rm``), else None."""
+        d, base = posixpath.split(prog)
+        return base if d in _SYSTEM_BIN else None
+
+    @staticmethod
+    def key(shown: str, real: str | None) -> str:
+        """One name for a placed path, to tell that two parts touch the same file."""
+        return real or posixpath.normpath(shown)
+
+    def judge_spec(self, spec: CommandSpec, prog: str, words: list[Word], text: str, cwd: str, depth: int,
+                   *, stdin_inside: bool, piped: bool) -> None:
+        args = self.read_args(spec, words, prog)
+        form = args.form or prog
+        spec_inline = args.inline
+        if args.unknown:
+            self.add(text, "unknown", args.unknown[0], "unknown-form")
+            return
+        effects: list[Effect] = args.effects
+        # inline code: a shell's is a command line judged in turn; a Python one-liner that only
+        # imports and prints is the project's code; any other is code nobody has read
+        for code in args.code:
+            if code.dynamic:
+                effects.append("code")
+                self.add(text, "unknown", f"{form} runs code built at run time", "dynamic-code", ["code"])
+                return
+            if spec_inline == "shell":
+                nested = parse_command(code.text, self.k.known_vars)
+                self.line(nested, cwd, depth + 1)
+                for problem in nested.problems:
+                    self.add(code.text, "unknown", problem, "unparsed")
+                effects = [e for e in effects if e != "code"] or ["none"]
+            elif spec_inline is not None and _HARMLESS[spec_inline](code.text):
+                effects = [e for e in effects if e != "code"] or ["none"]
+                if not {"write", "delete"} & set(effects):
+                    # read and found only to print: its strings are data. (One that edits files in place is
+                    # what the command does: a danger pattern may still look at it.)
+                    self.inert.append(code.raw)
+            else:
+                self.add(text, self.k.table.effects.get("code", "unknown"),
+                         f"{form} runs inline code ({_clip(code.text, 60)!r})", "inline-code", ["code"])
+                return
+        script_role = any(r.rstrip("*") == "script" for r in spec.args) or any(
+            f.value == "script" for f in spec.flags.values())
+        scripts = [w for role, w in args.roles if role == "script" and w.text != "-"]
+        if any(role == "script" and w.text == "-" for role, w in args.roles):
+            piped = True
+        if script_role and piped and not scripts and not args.code and not args.nested and "code" not in effects:
+            # an interpreter with no script and no code runs what is piped into it
+            self.add(text, self.k.table.effects.get("code", "unknown"),
+                     f"{form} runs the code piped into it", "stdin-code", ["code"])
+            return
+        for w in scripts:
+            self.project_args_named(w.text, words[words.index(w) + 1:] if w in words else [], text)
+        levels: list[tuple[RiskLevel, str, str]] = []
+        for effect in dict.fromkeys(effects):
+            lvl = self.k.table.effects.get(effect, "unknown")
+            levels.append((lvl, f"{form}: {_EFFECT_WORDS.get(effect, effect)}", f"effect:{effect}"))
+        roles = self.symlink_targets(args.roles, words, cwd) if any(r == "link" for r, _ in args.roles) else args.roles
+        for role, w in roles:
+            got = self.role(role, w, cwd, stdin_inside)
+            if got is not None:
+                levels.append(got)
+        worst = max(levels, key=lambda x: _ORDER[x[0]]) if levels else ("none", f"{form}: does nothing", "table")
+        if _ORDER[worst[0]] <= _ORDER["low"]:
+            self.add(text, worst[0], f"{form}: known ({', '.join(dict.fromkeys(effects)) or 'none'})",
+                     f"table:{form}", effects)
+        else:
+            self.add(text, worst[0], worst[1], worst[2], effects)
+        for argv, why in args.nested:
+            if not argv:
+                self.add(text, "unknown", f"{why} with no command", "unknown-form")
+                continue
+            extra = None
+            if why == "xargs":
+                extra = Word("./<stdin>", "<stdin>") if stdin_inside else Word("<stdin>", "<stdin>", dynamic=True)
+                replace = _xargs_replace(words)
+                if replace is not None:  # `xargs -I {} cp {} dest/`: each item stands where {} is
+                    argv = [Word(w.text.replace(replace, extra.text), w.raw, dynamic=w.dynamic or extra.dynamic,
+                                 glob=w.glob) if replace in w.text else w for w in argv]
+                    extra = None
+            self.argv(argv, text, cwd, depth + 1, extra=extra, stdin_inside=stdin_inside)
+
+    def symlink_targets(self, roles: list[tuple[str, Word]], words: list[Word], cwd: str) -> list[tuple[str, Word]]:
+        """A symbolic link's relative target is read from the folder the link is in, not from here:
+        ``ln -s ../shared/a.json config/a.json`` links to ``shared/a.json``. (A hard link's target is a
+        path from here.) The link's folder is its destination when that is a folder (``-t DIR``, or one
+        that exists), else the destination's parent."""
+        symbolic = any(not w.dynamic and (w.text in ("--symbolic", "-s") or (
+            w.text.startswith("-") and not w.text.startswith("--") and "s" in w.text[1:])) for w in words)
+        dests = [w for r, w in roles if r == "write"]
+        if not symbolic or len(dests) != 1 or dests[0].dynamic:
+            return roles
+        dest = dests[0].text
+        into_dir = any(not w.dynamic and w.text in ("-t", "--target-directory") or w.text.startswith("--target-directory=")
+                       for w in words) or dest.endswith("/")
+        if not into_dir and self.root is not None and cwd != LOST:
+            import os
+
+            into_dir = os.path.isdir(real_path(self.root, cwd, dest))
+        folder = dest if into_dir else posixpath.dirname(dest)
+        out = []
+        for r, w in roles:
+            if r == "link" and not w.dynamic and folder and not w.text.startswith(("/", "~")):
+                joined = posixpath.join(folder, w.text)
+                w = Word(joined, w.raw, dynamic=w.dynamic, glob=w.glob)
+            out.append((r, w))
+        return out
+
+    def level(self, effect: Effect) -> RiskLevel:
+        return self.k.table.effects.get(effect, "unknown")
+
+    # --- arguments ---------------------------------------------------------------------------
+    def read_args(self, spec: CommandSpec, words: list[Word], prog: str = "") -> _Args:
+        out = _Args(base=list(spec.does), form=prog, inline=spec.inline)
+        self.read_into(spec, words, prog, out)
+        return out
+
+    def read_into(self, spec: CommandSpec, words: list[Word], form: str, out: _Args,
+                  inherited: dict[str, FlagSpec] | None = None) -> None:
+        """Read ``words`` as ``spec``'s options and arguments into ``out``; a subcommand's options that
+        it does not list are looked up among its program's (``npm install -g``)."""
+        if inherited:
+            spec = spec.model_copy(update={"flags": {**inherited, **spec.flags}})
+        positional: list[Word] = []
+        after_dd: int | None = None  # how many positional arguments came before `--`
+        roles = list(spec.args)
+        command_at = _command_index(roles)
+        i = 0
+        options_done = False
+        while i < len(words):
+            w = words[i]
+            t = w.text
+            if not options_done and t == "--" and not w.dynamic:
+                options_done = True
+                after_dd = len(positional)
+                if spec.after_double_dash is not None and i + 1 < len(words):
+                    out.added.extend(spec.after_double_dash)
+                i += 1
+                continue
+            # a wrapper's own options come first; once its fixed arguments are read (`timeout 5`), the
+            # next word is the command it runs, whatever it looks like
+            if (not options_done and not w.dynamic and t.startswith("-") and len(t) > 1
+                    and (not t[1].isdigit() or t in spec.flags)
+                    and not (command_at is not None and command_at > 0 and len(positional) >= command_at)):
+                i = self.option(spec, words, i, form, out, roles_out=roles)
+                continue
+            if spec.subcommands is not None and not positional:
+                if w.dynamic:
+                    out.unknown.append(f"{form}: the subcommand {w.raw!r} is built at run time")
+                    return
+                sub = spec.subcommands.get(t)
+                if sub is None:
+                    out.unknown.append(f"{form} {t}: not a known {form} subcommand")
+                    return
+                out.base = list(sub.does)
+                out.form = f"{form} {t}"
+                out.inline = sub.inline or out.inline
+                self.read_into(sub, words[i + 1:], out.form, out, inherited=spec.flags)
+                return
+            if command_at is not None and len(positional) == command_at:
+                rest = words[i:]
+                # `env A=1 B=2 cmd`: assignments before the command
+                while rest and _is_assignment(rest[0].text) and not rest[0].dynamic:
+                    name = rest[0].text.split("=", 1)[0]
+                    if name in self.k.table.unsafe_env:
+                        out.unknown.append(f"{form} sets {name}, which changes what programs run")
+                        return
+                    rest = rest[1:]
+                out.nested.append((rest, form))
+                break
+            positional.append(w)
+            i += 1
+        if spec.subcommands is not None and out.form == form and not positional:
+            if len(words) == 1 and not words[0].dynamic and words[0].text in ("--version", "--help"):
+                out.base = ["read"]  # `cargo --version`, `gh --help`: every program prints and exits
+                return
+            if spec.bare is None:
+                out.unknown.append(f"{form} with no subcommand is not a known form")
+                return
+            out.base = list(spec.bare)
+        elif spec.subcommands is None and spec.bare is not None and not words:
+            out.base = list(spec.bare)  # the program alone (env: prints the environment)
+        if spec.max_args is not None and len(positional[:after_dd]) > spec.max_args:
+            out.unknown.append(f"{form} with {len(positional[:after_dd])} arguments: not a {form} form the table knows")
+            return
+        if spec.only is not None:
+            for w in positional[:after_dd]:  # what follows `--` goes to the script, not the runner
+                if w.dynamic or policy_regex(spec.only).fullmatch(w.text) is None:
+                    out.unknown.append(f"{form} {w.text}: not a {form} form the table knows")
+                    return
+        for pat in spec.arg_patterns:
+            rx = policy_regex(pat.pattern)
+            for w in positional:
+                if rx.search(w.text):
+                    if pat.unknown:
+                        out.unknown.append(f"{form} {w.text}: not a known form of {form}")
+                        return
+                    out.added.extend(pat.does)
+                    if pat.args is not None:
+                        roles = list(pat.args)
+        if out.find_roots is not None:
+            self.find_placeholders(positional, out)
+        out.roles.extend(zip(_assign_roles(roles, len(positional)), positional, strict=True))
+        for role, w in list(out.roles):
+            if role == "code":
+                out.code.append(w)
+            elif role == "command":
+                out.nested.append(([w], form))
+
+    def find_placeholders(self, roots: list[Word], out: _Args) -> None:
+        """``{}`` in a command find runs stands for each file found: a path under its roots whose last
+        part is what ``-name`` matched (``./**/__pycache__``), so it is placed and judged like one."""
+        base = [w for w in roots if not w.text.startswith(("(", ")", "!"))] or [Word(".", ".")]
+        name = out.names[-1] if len(out.names) == 1 else "{}"
+        stand_ins = [Word(f"{r.text.rstrip('/')}/**/{name}", "{}", dynamic=r.dynamic, glob=True) for r in base]
+        for role in out.found:
+            out.roles.extend((role, w) for w in stand_ins)
+        nested = []
+        for argv, why in out.nested:
+            if why == "placeholder":
+                for stand_in in stand_ins:
+                    nested.append(([stand_in if w.text == "{}" else w for w in argv], "find"))
+            else:
+                nested.append((argv, why))
+        out.nested = nested
+
+    def option(self, spec: CommandSpec, words: list[Word], i: int, form: str, out: _Args,
+               roles_out: list[str]) -> int:
+        """Read the option at ``words[i]``; returns the index after it (and its value)."""
+        w = words[i]
+        t = w.text
+        odd = lookalike_characters(t)
+        if odd:
+            out.unknown.append(f"{form} {t}: the option has look-alike characters: {', '.join(odd)}")
+            return len(words)
+        if t.startswith("--"):
+            name, eq, value = t.partition("=")
+            fs = spec.flags.get(name)
+            if fs is None:
+                if spec.strict_flags:
+                    out.unknown.append(f"{form} {name}: not a known option of {form}")
+                    return len(words)
+                return i + 1
+            if fs.value is not None and not eq:
+                if i + 1 >= len(words):
+                    return i + 1
+                self.apply_flag(fs, name, words[i + 1], form, out, roles_out)
+                return i + 2
+            self.apply_flag(fs, name, Word(value, value, dynamic=w.dynamic) if eq else None, form, out, roles_out)
+            return i + 1
+        fs = spec.flags.get(t)
+        if fs is not None:  # a whole short option, or a long option with one dash (find -name)
+            if fs.value is not None:
+                if fs.value == "command":
+                    end = next((j for j in range(i + 1, len(words)) if words[j].text in (";", "+")), len(words))
+                    out.nested.append((words[i + 1:end], "placeholder"))
+                    if out.find_roots is None:
+                        out.find_roots = []
+                    out.added.extend(fs.does)
+                    return end + 1
+                if i + 1 < len(words):
+                    self.apply_flag(fs, t, words[i + 1], form, out, roles_out)
+                return i + 2
+            self.apply_flag(fs, t, None, form, out, roles_out)
+            return i + 1
+        # combined short options (-rf), or an option with its value attached (-n5, -ofile)
+        letters = t[1:]
+        for j, ch in enumerate(letters):
+            fs = spec.flags.get("-" + ch)
+            if fs is None:
+                if spec.strict_flags:
+                    out.unknown.append(f"{form} -{ch}: not a known option of {form}")
+                    return len(words)
+                if len(t) > 2 and not t[1:].isalpha():
+                    return i + 1  # an unknown option with an attached value
+                continue
+            if fs.value is not None:
+                rest = letters[j + 1:]
+                if rest:
+                    self.apply_flag(fs, "-" + ch, Word(rest, rest), form, out, roles_out)
+                    return i + 1
+                if i + 1 < len(words):
+                    self.apply_flag(fs, "-" + ch, words[i + 1], form, out, roles_out)
+                return i + 2
+            self.apply_flag(fs, "-" + ch, None, form, out, roles_out)
+        return i + 1
+
+    def apply_flag(self, fs: FlagSpec, name: str, value: Word | None, form: str, out: _Args,
+                   roles_out: list[str]) -> None:
+        if fs.unknown:
+            out.unknown.append(f"{form} {name}: the option makes what {form} does unknowable")
+            return
+        if fs.found is not None:
+            out.found.append(fs.found)
+            if out.find_roots is None:
+                out.find_roots = []
+        if not (fs.harmless_values is not None and value is not None and not value.dynamic
+                and policy_regex(fs.harmless_values, re.I).fullmatch(value.text) is not None):
+            out.added.extend(fs.does)
+        if fs.sets is not None:
+            out.base = list(fs.sets)
+        if fs.args is not None:
+            roles_out[:] = list(fs.args)
+        if fs.value is not None and value is not None:
+            if fs.value == "code":
+                out.code.append(value)
+            elif fs.value == "command":
+                out.nested.append(([value], form))
+            else:
+                out.roles.append((fs.value, value))
+                if name in ("-name", "-iname") and not value.dynamic:
+                    out.names.append(value.text)
+
+    # --- placing paths -----------------------------------------------------------------------
+    def role(self, role: str, w: Word, cwd: str, stdin_inside: bool) -> tuple[RiskLevel, str, str] | None:
+        if role == "url":
+            if w.dynamic:
+                return ("unknown", f"talks to {w.raw!r}, a host or address built at run time", "dynamic-url")
+            return None
+        if role == "text" and not w.dynamic:
+            self.inert.append(w.raw)
+        if role in ("text", "ignore", "code", "command"):
+            return None
+        if role == "script":
+            got = self.placed(w, cwd)
+            if got[0] == "inside":
+                self.ran[self.key(got[1], got[2])] = w.text
+                named = self.named_by_file(w.text)
+                return None if named is None else named[:3]
+            return (self.k.table.effects.get("code", "unknown"), f"runs {got[1]}, a script outside the project",
+                    "script-outside")
+        if w.text == "./<stdin>":
+            if role == "read":
+                return None
+            return ("unknown", f"{_ROLE_WORDS[role]} the paths piped into it (not shown)", "stdin-paths")
+        if w.dynamic:
+            if role == "read" and self.substitution_lists_inside(w, cwd):
+                return None  # the paths a path lister prints, reading inside the project
+            return ("unknown", f"{_ROLE_WORDS[role]} {w.raw!r}, a path built at run time", "dynamic-path")
+        odd = lookalike_characters(w.text)
+        if odd and role != "read":
+            return ("unknown", f"the path {w.text!r} has look-alike characters", "look-alike")
+        if role == "read":
+            return self.read_path(w, cwd)
+        if role in ("write", "link", "cwd", "replace"):
+            return self.write_path(w, cwd, role)
+        if role == "delete":
+            return self.delete_path(w, cwd)
+        return ("unknown", f"an argument of role {role}", "unknown-role")
+
+    def placed(self, w: Word, cwd: str) -> tuple[str, str, str | None]:
+        """(inside | outside | unknown, the path as shown, its real path when looked at live)."""
+        if cwd == LOST:
+            return "unknown", w.text, None
+        path = w.text
+        if cwd != self.cwd and not path.startswith(("/", "~")):
+            path = posixpath.join(cwd, path)  # after a cd: the same file, named from the project
+        where, shown = place(path, self.cwd, self.dirname, screen_text=False)
+        real = None
+        if self.root is not None and where != "unknown" and self.cwd.startswith("/"):
+            real = real_path(self.root, self.cwd, shown if shown.startswith("~") else path)
+            if where == "inside" and not inside(self.root, real):
+                return "outside", f"{shown} (a link to {real})", real
+        return where, shown, real
+
+    def path_rule(self, shown: str, raw: str) -> PathRule | None:
+        for rule in self.k.path_rules:
+            if rule.pattern.search(shown) is not None or rule.pattern.search(raw) is not None:
+                return rule
+        return None
+
+    def read_path(self, w: Word, cwd: str) -> tuple[RiskLevel, str, str] | None:
+        if w.text in HARMLESS_TARGETS or w.text.startswith("/dev/fd/") or w.text == "-":
+            return None
+        where, shown, real = self.placed(w, cwd)
+        for candidate in (shown, w.text, real or ""):
+            if candidate and self.k.secrets is not None and self.k.secrets.search(candidate):
+                return ("dangerous", f"reads {shown}, which holds secrets", "read-secrets")
+        if where == "inside":
+            return None
+        if where == "unknown":
+            return ("unknown", f"reads {shown}, which cannot be placed", "read-not-placed")
+        target = real or shown
+        if self.k.harmless_reads is not None and (self.k.harmless_reads.search(shown)
+                                                  or self.k.harmless_reads.search(target)):
+            return None
+        return ("unknown", f"reads {shown}, outside the project", "read-outside-project")
+
+    def write_path(self, w: Word, cwd: str, role: str) -> tuple[RiskLevel, str, str] | None:
+        if w.text in HARMLESS_TARGETS:
+            return None
+        verb = _ROLE_WORDS[role]
+        where, shown, real = self.placed(w, cwd)
+        if role != "cwd":
+            self.written[self.key(shown, real)] = w.text
+        rule = self.path_rule(shown, real or w.text)
+        if rule is not None:
+            return (rule.level, f"{verb} {shown} ({rule.name})", rule.name)
+        if where == "inside":
+            if role == "replace" and real is not None and self.root is not None and not w.glob:
+                lost = self.replaces_unrestorable(real, cwd, w)
+                if lost:
+                    return ("unknown", f"overwrites {lost}, which nothing can restore", "overwrite-not-recoverable")
+            return (self.level("write"), f"{verb} {shown}", "write-inside")
+        if where == "unknown":
+            return ("unknown", f"{verb} {shown}, which cannot be placed", "write-not-placed")
+        if role == "cwd":
+            return self.read_path(w, cwd)
+        if self.k.scratch is not None and not w.glob and self.k.scratch.search(real or shown):
+            return (self.level("write"), f"{verb} {shown} (scratch)", "write-scratch")
+        return (self.k.outside_level, f"{verb} {shown}, outside the project", "write-outside-project")
+
+    def replaces_unrestorable(self, real: str, cwd: str, w: Word) -> str:
+        """For a write that replaces ``real`` (looked at live): the file it would lose, if that file
+        exists and neither the policy calls it recoverable nor git could give it back; else ''."""
+        import os
+
+        if not os.path.isfile(real) or self.root is None:
+            return ""
+        rel = os.path.relpath(real, self.root)
+        if self.k.recoverable is not None and self.k.recoverable.search(rel):
+            return ""
+        if self.k.table.git_restorable and git_restorable(self.root, real):
+            return ""
+        return rel
+
+    def delete_path(self, w: Word, cwd: str) -> tuple[RiskLevel, str, str] | None:
+        where, shown, real = self.placed(w, cwd)
+        rule = self.path_rule(shown, real or w.text)
+        if rule is not None:
+            return (rule.level, f"deletes {shown} ({rule.name})", rule.name)
+        if where == "unknown":
+            return ("unknown", f"deletes {shown}, which cannot be placed", "delete-not-placed")
+        if where == "outside":
+            return ("dangerous", f"deletes {shown}, outside the project", "delete-outside-project")
+        base = posixpath.normpath(place(self.cwd, self.cwd, screen_text=False)[1]) if self.cwd else ""
+        full = posixpath.normpath(shown)
+        if base and full.startswith("~") == base.startswith("~"):
+            rel = posixpath.relpath(full, base)
+        else:
+            rel = posixpath.normpath(posixpath.join(cwd, w.text)) if cwd and not self.cwd else posixpath.normpath(w.text)
+        if rel in (".", "") or rel == "./":
+            return ("dangerous", "deletes the whole project", "delete-project")
+        rel = rel.removeprefix("./")
+        if self.k.recoverable is not None and self.k.recoverable.search(rel):
+            return (self.level("delete"), f"deletes {rel} (recoverable: build output or a cache)", "delete-recoverable")
+        if (self.k.table.git_restorable and self.root is not None and real is not None and not w.glob
+                and git_restorable(self.root, real)):
+            return (self.level("delete"), f"deletes {rel} (tracked by git and unchanged: git can restore it)",
+                    "delete-git-restorable")
+        return ("unknown", f"deletes {rel}, which nothing can restore", "delete-not-recoverable")
+
+    def redirect(self, text: str, op: str, target: Word, fd_dup: bool, cwd: str) -> None:
+        if fd_dup:
+            return
+        if op.startswith("<") and op not in ("<>",):
+            got = self.role("read", target, cwd, False)
+        elif op == "truncate":
+            got = self.role("delete", target, cwd, False)
+        else:
+            got = self.role("write" if ">>" in op else "replace", target, cwd, False)
+        if got is None:
+            self.add(text, "none", f"redirects to {target.text}", "redirect", ["none"])
+        else:
+            self.add(text, got[0], got[1], got[2], ["write" if not op.startswith("<") else "read"])
+
+    def check_args_read(self, words: Sequence[Word], text: str, cwd: str) -> None:
+        """A project program's arguments that name files: none may hide a path built at run time."""
+        for w in words:
+            if w.dynamic:
+                self.add(text, "unknown", f"an argument {w.raw!r} is built at run time", "dynamic-path")
+                return
+
+
+_WHOLE_SUBSTITUTION = re.compile(r"\$\(([^()`$\\]*)\)")
+"""A word that is one command substitution and nothing else, with no substitution inside it."""
+_SYSTEM_BIN = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
+_PROGRAM_PATH = re.compile(r"[A-Za-z0-9._+@%:,/~-]+")
+"""What a program named by its path may be spelled with: a file name, not text with spaces or quotes."""
+_REMOTE_PROGRAM = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//|@|[^/]*@[^/]*:")
+"""A program named as a URL or a package spec (``https://...``, ``github:user/tool``, ``@scope/pkg``,
+``git@host:x``): what runs is downloaded, not a file of the project."""
+
+_EFFECT_WORDS = {"none": "does nothing", "read": "reads files", "write": "writes files", "delete": "deletes files",
+                 "run": "runs the project's code", "install": "installs packages", "network": "reads from the network",
+                 "send": "sends data to a service (one on this machine too)", "secrets": "shows secrets (credentials, the environment)", "publish": "publishes or deploys",
+                 "code": "runs code nobody has read", "privilege": "runs with other rights",
+                 "destroy": "is destructive by nature", "system": "changes the machine beyond the project"}
+_ROLE_WORDS = {"read": "reads", "write": "writes", "replace": "writes", "delete": "deletes", "link": "links to", "cwd": "works in",
+               "script": "runs"}
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_assignment(text: str) -> bool:
+    return re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", text) is not None
+
+
+def _xargs_replace(words: list[Word]) -> str | None:
+    """The replace-string of an xargs command line (``-I R``, ``-IR``, ``-i``/``--replace`` for ``{}``)."""
+    for i, w in enumerate(words):
+        t = w.text
+        if t == "-I" and i + 1 < len(words):
+            return words[i + 1].text or None
+        if t.startswith("-I") and len(t) > 2:
+            return t[2:]
+        if t in ("-i", "--replace"):
+            return "{}"
+        if t.startswith(("--replace=", "-i")) and len(t) > 2 and not t.startswith("--"):
+            return t[2:]
+        if t.startswith("--replace="):
+            return t.split("=", 1)[1] or "{}"
+        if not t.startswith("-"):
+            return None  # the command: what follows are its arguments
+    return None
+
+
+def _command_index(roles: list[str]) -> int | None:
+    """Where a ``command`` role starts (only a role list of fixed roles before it can have one)."""
+    for i, r in enumerate(roles):
+        if r == "command":
+            return i if all(not x.endswith("*") for x in roles[:i]) else None
+    return None
+
+
+def _assign_roles(roles: list[str], n: int) -> list[str]:
+    """The role of each of ``n`` positional arguments: fixed roles from the left, then the ones after a
+    starred role from the right, the starred role in between."""
+    star = next((i for i, r in enumerate(roles) if r.endswith("*")), None)
+    if star is None:
+        out = roles[:n]
+        return out + ["text"] * (n - len(out))
+    before, star_role, after = roles[:star], roles[star].rstrip("*"), roles[star + 1:]
+    if n <= len(before):
+        return before[:n]
+    rest = n - len(before)
+    tail = after[-rest:] if rest <= len(after) else after
+    return before + [star_role] * (rest - len(tail)) + tail
+
+
+# --- inline Python that only looks --------------------------------------------------------------
+_SAFE_CALLS = frozenset({"print", "len", "repr", "str", "int", "float", "bool", "list", "dict", "tuple", "set",
+                         "sorted", "type", "dir", "hasattr", "isinstance", "min", "max", "sum", "any", "all",
+                         "enumerate", "range", "zip", "format", "hex", "abs", "round", "reversed", "frozenset"})
+_SAFE_METHODS = frozenset({"keys", "values", "items", "get", "join", "split", "strip", "format", "upper", "lower",
+                           "startswith", "endswith", "replace", "count", "index", "find", "version", "dumps",
+                           "loads", "python_version", "platform", "system", "machine", "as_posix", "rsplit",
+                           "splitlines", "lstrip", "rstrip", "isoformat", "now", "__str__", "get_version",
+                           "python_implementation", "release", "getdefaultencoding", "getrecursionlimit"})
+
+
+@functools.lru_cache(maxsize=512)
+def _harmless_python(code: str) -> bool:
+    """Whether a ``python -c`` program only imports, computes and prints (``import x; print(x.__version__)``):
+    it calls nothing but a few builtins and read-only methods, touches no file, no dunder beyond a
+    version or a name. Importing runs a module's own code: the project's, like its tests."""
+    if len(code) > 2000:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in _SAFE_CALLS:
+                continue
+            if isinstance(f, ast.Attribute) and f.attr in _SAFE_METHODS and not (
+                    isinstance(f.value, ast.Name) and f.value.id in ("os", "subprocess", "shutil")):
+                continue
+            return False
+        if isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in (
+                "__version__", "__name__", "__file__", "__path__"):
+            return False
+        if isinstance(node, ast.Name) and node.id.startswith("__") and node.id not in ("__name__", "__file__"):
+            return False
+        if isinstance(node, (ast.Delete, ast.Global, ast.Nonlocal, ast.With, ast.AsyncWith, ast.Await, ast.Lambda,
+                             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.While, ast.Raise)):
+            return False
+        if isinstance(node, ast.alias) and node.name.split(".")[0] in ("os", "subprocess", "shutil", "ctypes", "socket",
+                                                                      "pty", "urllib", "http", "requests", "pathlib"):
+            return False
+    return True
+
+
+_AWK_RISKY = re.compile(r"\bsystem\b|\|\s*\"|\|&|\bgetline\b|>\s*\"|>>|\bclose\b|\bfflush\b|\bENVIRON\b|print[^;}]*\|")
+def _sed_part(part: str) -> bool:
+    """One sed command: an optional address (a line, ``$``, ``/re/``; a range of two), an optional
+    ``!``, then ``p d q Q = n N g G h H x l { }`` or ``s/re/text/flags`` with flags among ``gpiIm`` and
+    digits. Read by hand, left to right (a regex with backreferences backtracks on backslashes)."""
+    i, n = 0, len(part)
+
+    def skip() -> None:
+        nonlocal i
+        while i < n and part[i] in " \t":
+            i += 1
+
+    def delimited(d: str) -> bool:
+        """Up to the next unescaped ``d``; False when it never comes."""
+        nonlocal i
+        while i < n:
+            if part[i] == "\\":
+                i += 2
+                continue
+            if part[i] == d:
+                i += 1
+                return True
+            i += 1
+        return False
+
+    def address() -> bool:
+        nonlocal i
+        if i < n and part[i].isdigit():
+            while i < n and part[i].isdigit():
+                i += 1
+            return True
+        if i < n and part[i] == "$":
+            i += 1
+            return True
+        if i < n and part[i] == "/":
+            i += 1
+            return delimited("/")
+        return False
+
+    skip()
+    if address():
+        skip()
+        if i < n and part[i] == ",":
+            i += 1
+            skip()
+            if not address():
+                return False
+        skip()
+        if i < n and part[i] == "!":
+            i += 1
+            skip()
+    if i >= n:
+        return False
+    c = part[i]
+    i += 1
+    if c in "pdqQ=nNgGhHxl{}":
+        skip()
+        return i == n
+    if c != "s" or i >= n or part[i].isalnum() or part[i] in " \\\n":
+        return False
+    d = part[i]
+    i += 1
+    if not (delimited(d) and delimited(d)):
+        return False
+    while i < n and (part[i] in "gpiIm" or part[i].isdigit()):
+        i += 1
+    skip()
+    return i == n
+
+
+def _harmless_awk(code: str) -> bool:
+    """An awk program that only reads its input and prints: no ``system()``, pipes, ``getline``,
+    output redirections or environment."""
+    return len(code) <= 2000 and _AWK_RISKY.search(code) is None
+
+
+def _harmless_sed(code: str) -> bool:
+    """A sed script of addresses and ``p d q = s///`` commands only (no ``w``, ``e``, ``r`` or an ``s``
+    flag that writes or runs)."""
+    if len(code) > 2000:
+        return False
+    return all(_sed_part(part) for part in re.split(r"[;\n]", code) if part.strip())
+
+
+_PERL_SUB = re.compile(r"\s*(s|tr|y)([/|#,!:%])")
+_PERL_INTERPOLATES = re.compile(r"@|\$[{(\[\w:]|\(\?\??\{|\(\*|\\[NEQLUlu]|`")
+"""What in a Perl pattern or replacement runs or names code: an array or a variable (``@{[...]}``,
+``${\\...}``), a code block in a regex, a named character or case escape. ``$1`` is a capture."""
+
+
+def _harmless_perl(code: str) -> bool:
+    """A Perl program of substitutions only, ``;``-separated: ``s/re/text/flags`` (flags among
+    ``gimsxr``: no ``e``, which evaluates the replacement) or ``tr///``/``y///`` (no interpolation at all),
+    with nothing in a pattern or replacement that interpolates code (see :data:`_PERL_INTERPOLATES`)."""
+    if len(code) > 2000:
+        return False
+    i, n = 0, len(code)
+    seen = False
+    while i < n:
+        while i < n and code[i] in " \t\n;":
+            i += 1
+        if i >= n:
+            break
+        m = _PERL_SUB.match(code, i)
+        if m is None:
+            return False
+        op, d = m.group(1), m.group(2)
+        i = m.end()
+        parts = []
+        for _ in range(2):
+            start = i
+            while i < n and code[i] != d:
+                i += 2 if code[i] == "\\" else 1
+            if i >= n:
+                return False
+            parts.append(code[start:i])
+            i += 1
+        j = i
+        while i < n and code[i].isalpha():
+            i += 1
+        flags = code[j:i]
+        allowed = "gimsxr" if op == "s" else "cdsr"
+        if any(f not in allowed for f in flags):
+            return False
+        if op == "s" and any(_PERL_INTERPOLATES.search(re.sub(r"\$(\d+|&)", "", p)) for p in parts):
+            return False
+        seen = True
+    return seen
+
+
+_NODE_TOKEN = re.compile(r"\s*(console\.log|JSON\.stringify|Object\.keys|process\.versions?|require|\.[A-Za-z_$][\w$]*"
+                         r"|\[\s*(?:'[^'\\]*'|\"[^\"\\]*\"|\d+)\s*\]|'[^'\\]*'|\"[^\"\\]*\"|\d+|null|[(),;])")
+
+
+def _harmless_node(code: str) -> bool:
+    """A Node program that only prints (``-e``, or ``-p`` an expression): ``console.log`` of a JSON file's field (``require('./package.json')
+    .version``: a relative ``.json`` path, no ``..``), the versions of Node, literals, ``JSON.stringify`` and
+    ``Object.keys`` of those. Anything else, a call of any other name included, is code."""
+    if len(code) > 500:
+        return False
+    tokens: list[str] = []
+    i = 0
+    while i < len(code):
+        m = _NODE_TOKEN.match(code, i)
+        if m is None:
+            if code[i:].strip() == "":
+                break
+            return False
+        tokens.append(m.group(1))
+        i = m.end()
+    if not tokens or tokens[0] not in ("console.log", "require", "process.version", "process.versions",
+                                       "JSON.stringify", "Object.keys"):
+        return False  # (`node -p EXPR` prints EXPR itself)
+    for k, t in enumerate(tokens):
+        if t == "require":
+            arg = tokens[k + 2] if k + 3 < len(tokens) and tokens[k + 1] == "(" and tokens[k + 3] == ")" else ""
+            path = arg[1:-1] if arg[:1] in "'\"" else ""
+            if not (path.startswith("./") and path.endswith(".json") and ".." not in path):
+                return False
+        if t.startswith(".") and t[1:] in ("constructor", "prototype", "__proto__", "call", "apply", "bind"):
+            return False
+    return True
+
+
+_HARMLESS: dict[str, Callable[[str], bool]] = {"python": _harmless_python, "awk": _harmless_awk, "sed": _harmless_sed,
+                                              "perl": _harmless_perl, "node": _harmless_node}

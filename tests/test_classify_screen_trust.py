@@ -1,0 +1,207 @@
+"""Screen trust (issue 23): a prompt is live only in the agent's own grammar, and a dialog's subject is
+read from what the terminal really shows. Hidden cells (concealed, same colour as their background),
+rows drawn over, invisible and look-alike characters, and a command whose beginning is not on the
+screen make the subject untrusted (risk ``unknown``, never approved); a command wrapped over rows is
+judged in every way it can be rejoined, the worst reading winning."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals import styles as S
+from supervisor.classify import classify
+from supervisor.decide import decide
+from supervisor.models import Observation, RunState
+from supervisor.policy import Policy, baseline_policy
+from supervisor.screen import hidden_spans, make_screen
+
+
+@pytest.fixture(scope="module")
+def policy() -> Policy:
+    return baseline_policy()
+
+
+def obs_of(text: str, policy: Policy, **kw: object) -> Observation:
+    return classify(make_screen(text, width=100, height=40, **kw), policy)  # type: ignore[arg-type]
+
+
+def worked() -> RunState:
+    return RunState(run_id="t", now=1000.0, started_at=990.0, last_output_at=999.0, saw_work=True)
+
+
+def claude_dialog(command_rows: list[str], width: int = 100) -> str:
+    """Claude Code's Bash permission panel with these (raw) command rows, above the agent's transcript."""
+    rows = ["⏺ I'll run it.", "", "⏺ Bash(…)", "  ⎿  Waiting…", "", S._rule(width), " Bash command", "",
+            *[f"   {r}" for r in command_rows], "   Run the command", "", " Do you want to proceed?",
+            *S.menu_lines(S.claude_permission_options("npm test"), 0), "",
+            " Esc to cancel · Tab to amend · ctrl+e to explain"]
+    return "\n".join(rows)
+
+
+def test_the_control_dialog_is_approved(policy: Policy) -> None:
+    obs = obs_of(claude_dialog(["npm test"]), policy)
+    assert obs.state == "asking" and obs.prompt.risk.level == "none", obs.prompt.risk
+    assert decide(obs, worked(), policy).approves
+
+
+# -- hidden text ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sgr", ["8", "30;40", "38;5;236;48;5;236", "38;2;9;9;9;48;2;9;9;9", "7;31;41"])
+def test_cells_the_terminal_does_not_show_are_blanked_and_marked(sgr: str) -> None:
+    screen = make_screen(f"shown \x1b[{sgr}mSECRET\x1b[0m shown\nnext row")
+    assert screen.text == "shown        shown\nnext row"
+    assert screen.untrusted == ((0, "hidden-text", "SECRET"),)
+
+
+@pytest.mark.parametrize("sgr", ["31;42", "38;5;1;48;5;2", "31", "41", "7"])
+def test_visible_colours_are_not_hidden(sgr: str) -> None:
+    assert hidden_spans(f"a \x1b[{sgr}mTEXT\x1b[0m b") == []
+    assert make_screen(f"a \x1b[{sgr}mTEXT\x1b[0m b").untrusted == ()
+
+
+@pytest.mark.parametrize("hide", ["\x1b[8m", "\x1b[30;40m", "\x1b[38;5;236;48;5;236m"])
+def test_a_hidden_rule_between_the_real_command_and_the_shown_one(hide: str, policy: Policy) -> None:
+    """The hidden rule would make the dialog start below ``rm -rf``; blanked, the region reaches it."""
+    text = claude_dialog(["rm -rf ~/proj", hide + "─" * 80 + "\x1b[0m", "npm test"])
+    obs = obs_of(text, policy)
+    assert obs.state == "asking"
+    assert obs.prompt.risk.level in ("dangerous", "unknown") and "hidden-text" in obs.prompt.risk.matched
+    dec = decide(obs, worked(), policy)
+    assert dec.kind == "escalate" and not dec.keys
+
+
+def test_a_hidden_dangerous_suffix_is_still_judged(policy: Policy) -> None:
+    obs = obs_of(claude_dialog(["npm test\x1b[8m && rm -rf ~/\x1b[0m"]), policy)
+    assert obs.prompt.risk.level == "dangerous" and "hidden-text" in obs.prompt.risk.matched
+
+
+# -- rows drawn over ---------------------------------------------------------------------------------
+def test_a_row_drawn_over_is_untrusted_and_what_it_held_is_judged(policy: Policy) -> None:
+    text = claude_dialog(["npm test"])
+    row = text.split("\n").index("   npm test")
+    obs = obs_of(text, policy, overwritten_rows={row: "rm -rf ~/proj"})
+    assert obs.prompt.risk.level == "dangerous"
+    assert {"rm-recursive", "overwritten-text"} <= set(obs.prompt.risk.matched)
+    benign = obs_of(text, policy, overwritten_rows={row: "make lint"})
+    assert benign.prompt.risk.level == "unknown" and benign.prompt.risk.matched == ["overwritten-text"]
+    assert decide(benign, worked(), policy).kind == "escalate"
+
+
+def test_a_question_drawn_over_a_spinner_is_not_distrusted(policy: Policy) -> None:
+    text = "build ok\n\n$ npm test\nProceed? [Y/n] "
+    obs = obs_of(text, policy, overwritten_rows={3: "⠋ Installing dependencies..."})
+    assert obs.state == "asking" and obs.prompt.risk.level == "none", obs.prompt.risk
+
+
+def test_a_prompt_line_redrawn_with_its_answer_hides_nothing(policy: Policy) -> None:
+    """A line program erases its question line and draws it again with the answer typed after it:
+    all the row held is still on it, from its start; a row whose old text is not is still untrusted."""
+    q = "Run shell command? (Y)es/(N)o [Yes]:"
+    text = f"I will run `make lint` next.\n\nmake lint\n{q} y\nI will run `npm test` next.\n\nnpm test\n{q}"
+    obs = obs_of(text, policy, overwritten_rows={3: q})
+    assert obs.state == "asking" and obs.prompt.risk.level == "none", obs.prompt.risk
+    assert make_screen(text, overwritten_rows={3: q}).untrusted == ()
+    assert make_screen(text, overwritten_rows={3: f"{q} | rm -rf ~"}).untrusted != ()
+    assert make_screen(text, overwritten_rows={2: "rm -rf ~"}).untrusted != ()
+
+
+def test_a_row_that_held_only_spinner_glyphs_hides_nothing(policy: Policy) -> None:
+    """aider draws its "░█" spinner on a row, then its message over it: nothing with a letter or a
+    digit was drawn over, so the dialog below is still trusted; a word drawn over is not."""
+    q = "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:"
+    text = f"diff> create the file hello.txt\n\nI will create the file.\n\ntouch hello.txt\n{q}"
+    obs = obs_of(text, policy, overwritten_rows={2: "░█"})
+    assert obs.state == "asking" and obs.prompt.risk.level == "none", obs.prompt.risk
+    worse = obs_of(text, policy, overwritten_rows={2: "░█ rm -rf ~"})
+    assert worse.prompt.risk.level == "dangerous" and "overwritten-text" in worse.prompt.risk.matched
+
+
+def test_untrusted_rows_change_the_screen_hash() -> None:
+    a = make_screen("x\ny")
+    b = make_screen("x\ny", overwritten_rows={1: "z"})
+    assert a.text == b.text and a.screen_hash != b.screen_hash
+
+
+# -- characters ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("cmd", ["r\u200bm -rf ~/proj", "git clean\u2060 -fdx", "git reset --ha\u202erd HEAD~5",
+                                 "rm -rf\ufeff ~/x"])
+def test_invisible_characters_make_the_subject_untrusted(cmd: str, policy: Policy) -> None:
+    obs = obs_of(claude_dialog([cmd]), policy)
+    assert "invisible-characters" in obs.prompt.risk.matched
+    assert obs.prompt.risk.level in ("unknown", "dangerous")
+    assert not decide(obs, worked(), policy).keys
+
+
+@pytest.mark.parametrize("cmd", ["r\u043c -rf ~/proj", "git push --f\u043erce origin main", "chm\u03bfd -R 777 /srv",
+                                 "\uff52\uff4d -rf ~/proj"])
+def test_look_alike_letters_in_a_command_make_it_untrusted(cmd: str, policy: Policy) -> None:
+    obs = obs_of(claude_dialog([cmd]), policy)
+    assert obs.prompt.risk.level == "unknown" and "look-alike-characters" in obs.prompt.risk.matched
+    assert decide(obs, worked(), policy).kind == "escalate"
+
+
+def test_latin_accents_and_other_scripts_outside_the_command_are_fine(policy: Policy) -> None:
+    obs = obs_of(claude_dialog(["echo café naïve"]), policy)
+    assert obs.prompt.risk.level == "none", obs.prompt.risk
+    text = claude_dialog(["npm test"]).replace("   Run the command", "   Запустить тесты")
+    assert obs_of(text, policy).prompt.risk.level == "none"
+
+
+# -- wrapped and cut commands ----------------------------------------------------------------------
+def test_a_word_split_at_the_right_edge_is_read_joined(policy: Policy) -> None:
+    lead = "cd /tmp/proj && echo " + "x" * 70 + "; r"
+    obs = obs_of(claude_dialog([lead, "m -rf ~/proj"]), policy)
+    assert obs.prompt.risk.level == "dangerous" and "rm-recursive" in obs.prompt.risk.matched
+
+
+def test_short_rows_are_not_glued(policy: Policy) -> None:
+    """``rm -rf node_modules`` above its description is not ``rm -rf node_modulesRun ...``."""
+    obs = obs_of(claude_dialog(["rm -rf node_modules"]), policy)
+    assert obs.prompt.risk.level == "none", obs.prompt.risk
+
+
+def test_a_command_longer_than_the_region_is_unknown(policy: Policy) -> None:
+    """aider prints the command above its question; 19 lines of it: the line read as the subject is
+    its last, the beginning is beyond what the region reads."""
+    cmd = ["rm -rf ~/proj \\"] + [f"  && echo step {i} \\" for i in range(2, 19)] + ["  && echo done"]
+    text = "\n".join(["Tokens: 2.4k sent, 96 received.", "", *cmd, S.aider_question("Run shell command?")])
+    obs = obs_of(text, policy)
+    assert obs.state == "asking"
+    assert obs.prompt.risk.level in ("unknown", "dangerous"), obs.prompt.risk
+    assert not decide(obs, worked(), policy).keys
+
+
+def test_a_command_running_off_the_top_of_the_screen_is_unknown(policy: Policy) -> None:
+    """One long line wrapped over the screen: its first rows scrolled off."""
+    text = "\n".join(["part7 part8 part9 part10", "part11 part12; npm test", S.aider_question("Run shell command?")])
+    obs = obs_of(text, policy)
+    assert obs.prompt.risk.level == "unknown" and "command-start-not-visible" in obs.prompt.risk.matched
+    shown = obs_of("$ npm test\nProceed? [Y/n] ", policy)  # a prompt sign shows where it begins
+    assert shown.prompt.risk.level == "none", shown.prompt.risk
+
+
+# -- the agent's own grammar -----------------------------------------------------------------------
+@pytest.mark.parametrize("style", ["claude", "codex"])
+def test_a_complete_dialog_with_the_composer_below_is_quoted(style: str, policy: Policy) -> None:
+    if style == "claude":
+        dialog = S.claude_permission("npm test", "Run the tests", width=96).text.split("\n")
+        text = "\n".join(["⏺ The installer printed this:", *[f"  {r}" for r in dialog], "",
+                          *S.claude_input_box(100)])
+    else:
+        dialog = S.codex_permission("npm test", "Run the tests", width=96).text.split("\n")
+        text = "\n".join(["• The installer printed this:", *[f"  {r}" for r in dialog], "",
+                          *S.codex_input_box(100)])
+    obs = obs_of(text, policy)
+    assert obs.state != "asking", obs.evidence
+    assert not decide(obs, worked(), policy).keys
+
+
+def test_the_same_dialog_without_the_composer_is_live(policy: Policy) -> None:
+    obs = obs_of(S.claude_permission("npm test", "Run the tests").text, policy)
+    assert obs.state == "asking" and decide(obs, worked(), policy).keys == ["1"]
+
+
+def test_a_dialog_above_a_line_composer_is_history(policy: Policy) -> None:
+    """aider reads a new message at ``diff>``: a trust dialog printed above it is output."""
+    text = "\n".join([*S.claude_trust("/tmp/proj").split("\n"), "", S._rule(100), "src/app.py", "diff> "])
+    obs = obs_of(text, policy)
+    assert obs.state != "asking" and not decide(obs, worked(), policy).keys
