@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import re
 import shutil
 import signal
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 
 _OCTAL = re.compile(rb"\\([0-7]{3})")
 DEAD_SUBSCRIPTION = "svdead"
+_CLIENT_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TMUX_TMPDIR", "TZ"})
+"""The variables a control client is started with (see :meth:`ControlClient.start`)."""
 
 _PANES_CHANGED = {
     b"%window-add", b"%window-close", b"%unlinked-window-close", b"%unlinked-window-add",
@@ -151,7 +154,8 @@ class ControlClient:
         """Given each pane's output bytes (the tmux surface's shadow terminals), before ``callback``; a
         true result marks the event ``hint`` (the output may complete a dialog's frame)."""
         self.subscribe_dead = subscribe_dead
-        argv = [tmux] + (["-L", socket] if socket else []) + ["-C", "attach-session", "-f", "ignore-size",
+        # -E: attaching does not copy this process's environment into the session (update-environment)
+        argv = [tmux] + (["-L", socket] if socket else []) + ["-C", "attach-session", "-E", "-f", "ignore-size",
                                                               "-t", session]
         self._argv = argv
         self._proc: subprocess.Popen[bytes] | None = None
@@ -168,18 +172,29 @@ class ControlClient:
         """One entry per command line written and not answered yet, in order: the request it belongs
         to, or None for a line sent with :meth:`command` (its reply is dropped)."""
         self._write_lock = threading.Lock()
+        self.ready = threading.Event()
+        """Set once tmux has answered the attach (or the client ended): the client is identified."""
 
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None and self.exit_reason is None
 
     def start(self) -> None:
+        """Start the client. Its environment is the few variables tmux needs: a tmux 3.3 server crashes
+        (a NULL ``control_state``, tmux/tmux#4980) when it notifies a control client that has said it
+        is one but not yet finished identifying itself, and the identification is one message per
+        environment variable: the fewer, the shorter that window (see :meth:`wait_ready`)."""
+        env = {k: v for k, v in os.environ.items() if k in _CLIENT_ENV or k.startswith("LC_")}
         self._proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, bufsize=0)
+                                      stderr=subprocess.DEVNULL, bufsize=0, env=env)
         self._thread = threading.Thread(target=self._read, name=f"tmux-control-{self.session}", daemon=True)
         self._thread.start()
         # The pane_dead subscription is requested once attached (see _read): sent earlier, tmux
         # may answer "no current client".
+
+    def wait_ready(self, timeout: float = 5.0) -> bool:
+        """Wait until tmux has answered the attach: from then on the server may notify this client."""
+        return self.ready.wait(timeout)
 
     def command(self, line: str) -> None:
         """Send one tmux command over the control connection (its reply is read and dropped;
@@ -237,6 +252,7 @@ class ControlClient:
         readline = io.BufferedReader(proc.stdout, buffer_size=1 << 16).readline  # type: ignore[arg-type]
         for raw in iter(readline, b""):
             self.lines_read += 1
+            self.ready.set()
             line = raw.rstrip(b"\n").rstrip(b"\r")
             if line.startswith(b"%begin "):
                 self._read_block(line, readline)
@@ -255,6 +271,7 @@ class ControlClient:
                 reason = "exit: " + " ".join(note.args) if note.args else "exit"
                 break
         self.exit_reason = reason
+        self.ready.set()
         with self._write_lock:
             left, self._slots = [r for r in dict.fromkeys(self._slots) if r is not None], deque()
         for reply in left:

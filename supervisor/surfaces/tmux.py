@@ -32,6 +32,13 @@ from supervisor.surfaces.base import OutputCallback, OutputEvent, PaneInfo, RawS
 log = logging.getLogger(__name__)
 
 SEP = "\x1f"
+_IDENTIFYING = threading.Lock()
+"""Held while a control client of this process starts and tmux identifies it, and around the
+commands of ours that make tmux notify every control client (``new-session``): a tmux 3.3 server
+that notifies a control client in the middle of its identification crashes (tmux/tmux#4980), with
+every pane's program. Other programs can still do that; this process never does."""
+CONTROL_READY_S = 5.0
+"""How long starting a control client waits for tmux's answer to the attach."""
 PANE_FIELDS = (
     "pane_id", "session_name", "window_id", "pane_title", "pane_current_command", "pane_dead",
     "pane_dead_status", "pane_width", "pane_height", "cursor_x", "cursor_y", "pane_pid", "pane_in_mode",
@@ -230,7 +237,8 @@ class TmuxSurface:
         args += [shell_cmd, ";", "set-option", "-w", "-t", name, "remain-on-exit", "on"]
         for attempt in range(3):
             try:
-                out = self.cmd("new-session", *args)
+                with _IDENTIFYING:
+                    out = self.cmd("new-session", *args)
                 break
             except PaneGone as exc:
                 # the server's last session ended a moment ago and it is exiting: a new session made now
@@ -599,7 +607,9 @@ class TmuxSurface:
                 client = self._controls.get(session)
                 if client is None or not client.alive:  # type: ignore[attr-defined]
                     client = ControlClient(self.socket, session, callback, on_output=self._shadow_output)
-                    client.start()
+                    with _IDENTIFYING:  # no session made by this process while tmux identifies it
+                        client.start()
+                        client.wait_ready(CONTROL_READY_S)
                     self._controls[session] = client
 
     # -- --poll: the pane's output bytes all the same -------------------------------------------------------
