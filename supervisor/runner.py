@@ -80,6 +80,9 @@ BUSY_JOURNAL_EVERY_S = 5.0
 """While a pane stays busy and keeps printing, journal its observation at most this often."""
 MAX_IDLE_WAIT_S = 10.0
 """The loop wakes at least this often (a few microseconds of CPU) so signals are never missed."""
+DRAIN_BUDGET_S = 0.05
+"""After one event, the loop handles what else is queued for at most this long before it serves the
+runs' deadlines again (busy panes can fill the queue as fast as it drains)."""
 MAX_SETTLE_DELAY_S = 1.0
 """Under continuous output (a spinner), observe at least this often anyway."""
 MAX_ANSWERS_PER_INSTANCE = 2
@@ -1926,7 +1929,11 @@ class Supervisor:
             except queue.Empty:
                 continue
             self._dispatch(ev)
-            while True:  # drain what else is queued without sleeping
+            # drain what else is queued without sleeping, but only for a moment: with many busy panes
+            # the queue can fill as fast as it drains, and the deadlines (settled screens, timers,
+            # ``until``) above must still be served
+            drain_end = _now() + DRAIN_BUDGET_S
+            while _now() < drain_end:
                 try:
                     ev = self.events.get_nowait()
                 except queue.Empty:
