@@ -415,12 +415,13 @@ class Agent:
         typed = ""
         received: list[Key] = []
         self.show_prompt(spec, highlight, typed, first=True)
+        drawn_at = time.time()  # before anything else: the latency figures count from here
         if self.term.row_delay_s > 0 and self.term.unread():  # keys that came while it was still being drawn
             early = self.term.read_keys(0) or []
             self.record("keys", keys=early, during=f"{pid}:drawing", live=False)
             self.stray(early, "arrived while the dialog was still being drawn", pid)
         self.record("prompt_shown", id=pid, kind=arg.get("kind"), question=spec.inline or spec.kind)
-        self.record("drawn", id=pid, drawn_at=time.time())
+        self.record("drawn", id=pid, drawn_at=drawn_at)
         timeout = arg.get("timeout")
         end = None if timeout is None else time.time() + float(timeout)
         ignore = int(arg.get("ignore", 0))

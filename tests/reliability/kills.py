@@ -185,7 +185,7 @@ def plain_kill_run(tmp: Path, socket: str, home: Path, *, kills: int, rng: rando
     for i in range(PLAIN_PROMPTS):
         steps += [{"prompt": {"id": f"p{i}", "kind": "bash", "command": f"npm test -- --shard {i}",
                               "description": "Run the tests"}},
-                  {"spinner": {"seconds": 0.8}}]
+                  {"spinner": {"seconds": 2.0}}]  # long enough for several kills
     steps.append({"done": {}})
     script = write_script(tmp, steps)
     rec = tmp / "rec.jsonl"
