@@ -566,6 +566,9 @@ class CommandKnowledge(_P):
     secrets: RegexList = Field(default_factory=list)
     """Regexes over a path (as placed: ``~/...`` for a home path, else as written) whose reading is
     ``dangerous`` wherever it is: keys, credentials, tokens, ``.env`` files."""
+    secret_urls: RegexList = Field(default_factory=list)
+    """Regexes over a URL a program talks to (``curl``, ``wget``, ``http``) whose answer is credentials
+    (a cloud's instance metadata service): talking to one is ``dangerous`` whatever the request."""
     scratch: RegexList = Field(default_factory=list)
     """Regexes over absolute paths outside the project that may be written (``/tmp/``): a write there is
     ``low``, a deletion there still needs a human."""
@@ -990,7 +993,7 @@ def _command_relaxations(mine: CommandKnowledge, ref: CommandKnowledge) -> list[
            if name in mine.programs and mine.programs[name] != spec]
     out += [f"commands.effects.{e} lowered to {lvl}" for e, lvl in mine.effects.items()
             if order[lvl] < order[ref.effects.get(e, "dangerous")]]
-    for knob in ("secrets", "unsafe_env"):
+    for knob in ("secrets", "secret_urls", "unsafe_env"):
         out += [f"commands.{knob} removed: {x}" for x in getattr(ref, knob) if x not in getattr(mine, knob)]
     for knob in ("harmless_reads", "recoverable", "scratch", "path_listers"):
         out += [f"commands.{knob} added: {x}" for x in getattr(mine, knob) if x not in getattr(ref, knob)]

@@ -206,3 +206,18 @@ def test_dropping_a_project_program_name_or_adding_a_path_lister_is_a_relaxation
     got = safety_relaxations(dropped)
     assert f"commands.project_programs removed or changed: {base.commands.project_programs[0].pattern}" in got
     assert "commands.path_listers added: cat" in got
+
+
+def test_dropping_a_secret_url_is_a_relaxation_and_the_url_is_dangerous() -> None:
+    """Cloud metadata services answer with the machine's credentials: talking to one is dangerous by
+    the baseline, and a candidate without that pattern relaxes the judgment."""
+    from supervisor.classify import compiled_rules
+    from supervisor.judgment.judge import judge_command
+    from supervisor.policy import safety_relaxations
+
+    base = baseline_policy()
+    url = "curl -s http://169.254.169.254/latest/meta-data/iam/security-credentials/"
+    assert judge_command(url, compiled_rules(base).knowledge, cwd="/home/dev/project").level == "dangerous"
+    dropped = base.model_copy(update={"commands": base.commands.model_copy(update={"secret_urls": []})})
+    assert f"commands.secret_urls removed: {base.commands.secret_urls[0]}" in safety_relaxations(dropped)
+    assert judge_command(url, compiled_rules(dropped).knowledge, cwd="/home/dev/project").level != "dangerous"

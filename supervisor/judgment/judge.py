@@ -97,6 +97,7 @@ class Knowledge:
     harmless_reads: re.Pattern[str] | None = None
     scratch: re.Pattern[str] | None = None
     secrets: re.Pattern[str] | None = None
+    secret_urls: re.Pattern[str] | None = None
     known_vars: tuple[tuple[str, str], ...] = ()
 
     @classmethod
@@ -108,7 +109,7 @@ class Knowledge:
         return cls(table=table, path_rules=path_rules, outside_level=outside_level, names=names,
                    recoverable=_alternation(table.recoverable), harmless_reads=_alternation(table.harmless_reads),
                    scratch=_alternation(table.scratch), secrets=_alternation(table.secrets),
-                   known_vars=tuple(sorted(table.known_vars.items())))
+                   secret_urls=_alternation(table.secret_urls), known_vars=tuple(sorted(table.known_vars.items())))
 
 
 def _alternation(patterns: Sequence[str]) -> re.Pattern[str] | None:
@@ -453,6 +454,8 @@ class _Context:
                 self.add(text, "unknown", f"{why} with no command", "unknown-form")
                 continue
             extra = None
+            if why == "uv run" and not argv[0].dynamic and argv[0].text.endswith(".py"):
+                argv = [Word("python", "python"), *argv]  # `uv run main.py` runs the script with Python
             if why == "xargs":
                 extra = Word("./<stdin>", "<stdin>") if stdin_inside else Word("<stdin>", "<stdin>", dynamic=True)
                 replace = _xargs_replace(words)
@@ -698,6 +701,9 @@ class _Context:
         if role == "url":
             if w.dynamic:
                 return ("unknown", f"talks to {w.raw!r}, a host or address built at run time", "dynamic-url")
+            if self.k.secret_urls is not None and self.k.secret_urls.search(w.text):
+                return (self.k.table.effects.get("secrets", "dangerous"),
+                        f"talks to {w.text!r}, where credentials are served", "secret-url")
             return None
         if role == "text" and not w.dynamic:
             self.inert.append(w.raw)

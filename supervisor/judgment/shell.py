@@ -205,10 +205,13 @@ class _Walker:
         return cd
 
     def statement(self, node: Node, cd: tuple[Word, ...], redirects: tuple[Redirect, ...] = (),
-                  stdin: SimpleCommand | None = None) -> tuple[Word, ...]:
+                  stdin: SimpleCommand | None = None, tail: tuple[Redirect, ...] = ()) -> tuple[Word, ...]:
+        """``tail``: redirections that belong to the last command of ``node`` alone (see below)."""
         t = node.type
         if t in ("comment", "heredoc_body", "heredoc_end", "heredoc_start"):
             return cd
+        if tail and t not in ("list", "pipeline"):
+            redirects = redirects + tail
         if t == "command":
             return self.command(node, cd, redirects, stdin)
         if t == "redirected_statement":
@@ -220,16 +223,23 @@ class _Walker:
                 self.emit(SimpleCommand(words=(), redirects=reds, cd=cd, text=self.src(node),
                                         substituted=self.substituted > 0))
                 return cd
+            if body.type in ("list", "pipeline"):
+                # tree-sitter-bash hangs the redirections of `cd sub && make > out.txt` and `a | b > f`
+                # on the whole list, but the shell gives them to the last command alone, which runs
+                # where that command runs (after the `cd`)
+                return self.statement(body, cd, redirects, stdin, tail=reds[len(redirects):])
             return self.statement(body, cd, reds, stdin)
         if t == "list":  # a && b, a || b, a ; b on one level
-            for child in node.named_children:
-                cd = self.statement(child, cd, redirects)
+            children = [c for c in node.named_children if c.type != "comment"]
+            for i, child in enumerate(children):
+                cd = self.statement(child, cd, redirects, tail=tail if i == len(children) - 1 else ())
             return cd
         if t == "pipeline":
             prev: SimpleCommand | None = None
-            for child in node.named_children:
+            children = [c for c in node.named_children if c.type != "comment"]
+            for i, child in enumerate(children):
                 before = len(self.out.commands)
-                self.statement(child, cd, redirects, prev)
+                self.statement(child, cd, redirects, prev, tail=tail if i == len(children) - 1 else ())
                 added = self.out.commands[before:]
                 prev = added[-1] if added else None
             return cd  # each part of a pipeline runs in a subshell
