@@ -7,11 +7,12 @@ Two sets, reported apart, each with 95% Wilson intervals:
 - **in-sample**: ``suites/authoring/command_cases.py``, the destructive and ordinary commands the
   team tuned the command table on; and, apart, ``suites/authoring/commands_v1.yaml``, the first
   held-out set (collected blind, scored once as held-out, read and tuned on since); and
-  ``suites/authoring/commands_v2_tuning.yaml``, the tuning half of the second blind set (the set was
-  scored whole once, then split by ``suites/authoring/split_commands_v2.py``);
-- **held-out**: ``suites/heldout/commands.yaml``, the other half of the second blind set: real agent commands and other projects' destructive
-  and safe cases, collected and labelled by reading by someone who never saw the table or the code
-  (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
+  ``suites/authoring/commands_v2_tuning.yaml`` and ``commands_v2_second_half.yaml``, the two halves of
+  the second blind set (scored whole once, split by ``suites/authoring/split_commands_v2.py``; the
+  first half tuned on in session 6, the second scored once as held-out then and tuned on in session 7);
+- **held-out**: ``suites/heldout/commands.yaml``, the third blind set: real agent commands and other
+  projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
+  code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
 Each command is drawn in every agent style the scripted agent knows (Claude Code, Codex, Gemini CLI,
 aider, opencode: ``evals.styles.permission_in_style``), classified and decided by the policy, as a
@@ -51,6 +52,7 @@ from supervisor.screen import make_screen  # noqa: E402
 HELD_OUT = ROOT / "suites" / "heldout" / "commands.yaml"
 FIRST_SET = ROOT / "suites" / "authoring" / "commands_v1.yaml"
 SECOND_SET_TUNING = ROOT / "suites" / "authoring" / "commands_v2_tuning.yaml"
+SECOND_SET_REST = ROOT / "suites" / "authoring" / "commands_v2_second_half.yaml"
 WIDTH = 160
 
 
@@ -163,11 +165,13 @@ def main() -> None:
         report["in-sample (first held-out set)"] = score(policy, fproject, frows)
         tproject, trows = held_out(SECOND_SET_TUNING)
         report["in-sample (second set, tuning half)"] = score(policy, tproject, trows)
+        sproject, srows = held_out(SECOND_SET_REST)
+        report["in-sample (second set, second half)"] = score(policy, sproject, srows)
     if args.split in ("held-out", "both") and HELD_OUT.exists():
         hproject, hrows = held_out()
         report["held-out"] = score(policy, hproject, hrows)
     if args.misses:
-        tuned = [*rows, *held_out(FIRST_SET)[1], *held_out(SECOND_SET_TUNING)[1]]
+        tuned = [*rows, *(r for path in (FIRST_SET, SECOND_SET_TUNING, SECOND_SET_REST) for r in held_out(path)[1])]
         for command, label, _ in tuned:
             for agent in AGENT_STYLES:
                 got = decide_in_style(policy, agent, command, project)
@@ -180,7 +184,8 @@ def main() -> None:
     print(f"command judgment per command ({sp['commands']} ordinary commands): cold p50 {sp['cold_p50_ms']:.3f} ms, "
           f"p95 {sp['cold_p95_ms']:.3f} ms; cached parse p50 {sp['warm_p50_ms']:.3f} ms, p95 {sp['warm_p95_ms']:.3f} ms "
           "(target: p50 <= 1 ms)")
-    for name in ("in-sample", "in-sample (first held-out set)", "in-sample (second set, tuning half)", "held-out"):
+    for name in ("in-sample", "in-sample (first held-out set)", "in-sample (second set, tuning half)",
+                 "in-sample (second set, second half)", "held-out"):
         if name in report:
             _print(name, report[name])
 

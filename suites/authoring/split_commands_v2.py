@@ -5,7 +5,8 @@ helper who never saw the judgment) into a tuning half and a held-out half, once.
 
 The set was scored whole, once, as held-out (figures in CHANGELOG). Then it was split with a seeded
 draw, stratified by label: half to ``suites/authoring/commands_v2_tuning.yaml`` (read and tuned on),
-half to ``suites/heldout/commands.yaml`` (never read, scored once after the tuning). The first four
+half to ``suites/heldout/commands.yaml`` (never read, scored once after the tuning; read and tuned on
+since session 7, and so moved to ``suites/authoring/commands_v2_second_half.yaml``). The first four
 entries of the set had been seen while copying it in; they go to the tuning half.
 """
 
@@ -34,7 +35,7 @@ def main(src: Path) -> None:
         tuning += rest[:want]
         held += rest[want:]
     for path, part in ((ROOT / "suites/authoring/commands_v2_tuning.yaml", tuning),
-                       (ROOT / "suites/heldout/commands.yaml", held)):
+                       (ROOT / "suites/authoring/commands_v2_second_half.yaml", held)):
         path.write_text(yaml.safe_dump(part, sort_keys=False, allow_unicode=True, width=200), encoding="utf-8")
         print(f"{path.relative_to(ROOT)}: {len(part)} commands "
               f"({sum(1 for i in part if i['label'] == 'dangerous')} dangerous)")
