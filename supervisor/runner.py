@@ -93,6 +93,9 @@ TASK_SUBMIT_GAP_S = 0.3
 """Between pasting a task and pressing Enter (Codex takes a fast Enter as part of the paste)."""
 LINE_STYLES = ("letter_enter", "text")
 """Prompts answered on their own line: live only while the cursor sits on it."""
+KEYS_ARRIVE_S = 0.15
+"""How long after tmux confirmed our keys an empty terminal input queue is not yet taken as "read"
+(tmux writes them into the pane's terminal asynchronously)."""
 READ_WAIT_S = 0.5
 """How long the pane's program has to read an answer from its terminal. A program showing its own
 live prompt reads keys within milliseconds; keys still unread after this are discarded (they would
@@ -1127,13 +1130,20 @@ class PaneRunner:
         unread_input = getattr(self.surface, "unread_input", None)
         if unread_input is None:
             return
-        deadline = _now() + READ_WAIT_S
-        while unread_input(self.pane_id):
-            if _now() >= deadline:
-                break
+        start = _now()
+        deadline, seen = start + READ_WAIT_S, False
+        while True:
+            # tmux may write the keys into the terminal a moment after it confirmed them: an empty
+            # queue means "read" once the keys were seen there, or once they had time to arrive
+            left = unread_input(self.pane_id)
+            now = _now()
+            if left:
+                seen = True
+                if now >= deadline:
+                    break
+            elif seen or now - start >= KEYS_ARRIVE_S:
+                return
             time.sleep(0.005)
-        else:
-            return
         self._durable()
         discarded = self.surface.discard_input(self.pane_id)  # type: ignore[attr-defined]
         self._not_reading = {"at": _now(), "screen_hash": self.last_hash, "signature": live["signature"],

@@ -443,7 +443,10 @@ class TmuxSurface:
         client = self._client_of(pane_id)
         if client is not None and all(k and "\n" not in k and "\r" not in k for k in keys):
             quoted = " ".join(f"'{k}'" if "'" not in k else f'"{k}"' for k in keys)
-            reply = client.request([f"send-keys -t {pane_id} {quoted}"], pane_id=pane_id, lengths=[0])
+            # a second command after the keys: by its reply tmux has most likely written them into the
+            # pane's terminal too (it does that asynchronously), so the check that they were read is fair
+            reply = client.request([f"send-keys -t {pane_id} {quoted}", f"display-message -p -t {pane_id} ok"],
+                                   pane_id=pane_id, lengths=[0, 1])
             if reply.errors and reply.errors[0]:
                 self._fail("send-keys", reply.errors[0])
             if reply.failure is None and reply.complete:
