@@ -1000,6 +1000,9 @@ def _command_relaxations(mine: CommandKnowledge, ref: CommandKnowledge) -> list[
     for knob in ("project_programs", "project_program_args"):
         out += [f"commands.{knob} removed or changed: {x.pattern}" for x in getattr(ref, knob)
                 if x not in getattr(mine, knob)]
+        # the first pattern that matches decides: a new one saying "harmless" can shadow the reference's
+        out += [f"commands.{knob} added without a risk: {x.pattern}" for x in getattr(mine, knob)
+                if x not in getattr(ref, knob) and not x.unknown and not set(x.does) - {"none", "read", "run"}]
     if mine.git_restorable and not ref.git_restorable:
         out.append("commands.git_restorable turned on")
     return out

@@ -221,3 +221,19 @@ def test_dropping_a_secret_url_is_a_relaxation_and_the_url_is_dangerous() -> Non
     dropped = base.model_copy(update={"commands": base.commands.model_copy(update={"secret_urls": []})})
     assert f"commands.secret_urls removed: {base.commands.secret_urls[0]}" in safety_relaxations(dropped)
     assert judge_command(url, compiled_rules(dropped).knowledge, cwd="/home/dev/project").level != "dangerous"
+
+
+def test_a_new_project_program_pattern_saying_harmless_is_a_relaxation() -> None:
+    """The first pattern that matches a project program's name decides: a candidate that puts one saying
+    "just runs" in front shadows the baseline's ``deploy`` pattern, so the gate counts it."""
+    from supervisor.policy import ArgPattern, safety_relaxations
+
+    base = baseline_policy()
+    shadow = ArgPattern(pattern=".*", does=["run"])
+    cand = base.model_copy(update={"commands": base.commands.model_copy(
+        update={"project_programs": [shadow, *base.commands.project_programs]})})
+    assert "commands.project_programs added without a risk: .*" in safety_relaxations(cand)
+    stricter = ArgPattern(pattern="^nuke", unknown=True)
+    cand = base.model_copy(update={"commands": base.commands.model_copy(
+        update={"project_programs": [stricter, *base.commands.project_programs]})})
+    assert not [r for r in safety_relaxations(cand) if "project_programs" in r]

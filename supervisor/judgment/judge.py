@@ -295,6 +295,14 @@ class _Context:
             self.add(text, "unknown", f"the program name {head.text!r} has look-alike characters: {', '.join(odd)}",
                      "look-alike")
             return
+        if head.raw != head.text and any(c in head.raw for c in "'\"\\"):
+            # `s''h x`, `\rm`, `"rm" -rf`: nobody quotes a program's name but to slip it past a reader;
+            # what it runs is judged too (its reason is the one shown when it is as risky)
+            self.argv([Word(head.text, head.text, glob=head.glob), *words[1:]], text, cwd, depth,
+                      stdin_inside=stdin_inside, piped=piped, extra=extra)
+            self.add(text, "unknown", f"the program name is written {head.raw!r} (quoted or escaped)",
+                     "quoted-program")
+            return
         prog = head.text
         if "/" in prog and prog not in self.k.names:
             resolved = self.program_path(prog, cwd)
@@ -329,6 +337,8 @@ class _Context:
         if prog in self.parsed.functions:
             self.add(text, "none", f"calls the shell function {prog} (its body is judged)", "function", ["none"])
             return
+        if prog in ("cargo", "rustc", "rustdoc") and len(words) > 1 and _TOOLCHAIN.fullmatch(words[1].text):
+            words = [words[0], *words[2:]]  # `cargo +nightly test`: rustup's toolchain, then the command
         name = self.k.names.get(prog)
         spec = self.k.table.programs.get(name) if name else None
         if spec is None:
@@ -362,6 +372,8 @@ class _Context:
     def named_by_file(self, prog: str) -> tuple[RiskLevel, str, str, list[Effect]] | None:
         """What the table's ``project_programs`` say of a project program or script by its file name."""
         base = posixpath.basename(prog).lower()
+        if _TEST_FILE.search(base):
+            return None  # a test of the project (`release_tests.py`, `deploy.test.ts`) runs the tests
         for ap in self.k.table.project_programs:
             if policy_regex(ap.pattern).search(base):
                 return self.pattern_verdict(ap, f"runs {prog}, ", "a program of the project that by its name",
@@ -435,6 +447,13 @@ class _Context:
         for w in scripts:
             self.project_args_named(w.text, words[words.index(w) + 1:] if w in words else [], text)
         levels: list[tuple[RiskLevel, str, str]] = []
+        if {"network", "send"} & set(effects):
+            # a variable whose name says it holds a secret, expanded into what goes over the network
+            # (`curl -H "Authorization: Bearer $PROVIDER_KEY" https://...`): the secret goes with it
+            sent = [m for w in words[1:] if w.dynamic for m in _VARIABLE.findall(w.raw) if _SECRET_NAME.search(m)]
+            if sent:
+                levels.append((self.k.table.effects.get("secrets", "dangerous"),
+                               f"{form} sends ${sent[0]}, a secret by its name, over the network", "secret-sent"))
         for effect in dict.fromkeys(effects):
             lvl = self.k.table.effects.get(effect, "unknown")
             levels.append((lvl, f"{form}: {_EFFECT_WORDS.get(effect, effect)}", f"effect:{effect}"))
@@ -860,6 +879,12 @@ class _Context:
                 return
 
 
+_TOOLCHAIN = re.compile(r"\+[\w.-]+")
+_TEST_FILE = re.compile(r"^test_[\w.-]*\.py$|_tests?\.py$|\.(test|spec)\.[cm]?[jt]sx?$")
+"""Test files by the conventions of pytest, Jest and Vitest: named for what they test, they do not do it."""
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|auth|cred|session|cookie|private|signing")
+"""Variable names that say the value is a secret (``$API_KEY``, ``$GITHUB_TOKEN``, ``$DB_PASSWORD``)."""
 _WHOLE_SUBSTITUTION = re.compile(r"\$\(([^()`$\\]*)\)")
 """A word that is one command substitution and nothing else, with no substitution inside it."""
 _SYSTEM_BIN = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})

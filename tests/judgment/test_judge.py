@@ -66,7 +66,7 @@ def test_ordinary_work_is_known_safe(command: str, kind: str) -> None:
     ("printf 'rm -rf ~' > go.sh && sh go.sh", "runs ~/app/go.sh, which this same command writes"),
     ("cat > t.py <<'EOF'\nimport shutil\nEOF\npython3 t.py", "which this same command writes"),
     ("cp /tmp/x ./run && ./run", "which this same command writes"),
-    ("' / '", "is not a program's path"),
+    ("' / '", "is not a program's path"),  # quoted too: the path reason shows
 ])
 def test_the_reason_names_the_part(command: str, names: str) -> None:
     j = judge_command(command, K, cwd=PROJECT)
