@@ -147,6 +147,12 @@ def coverage_suite() -> list[dict]:
                                                "   2. No", "", " Esc to cancel"),
                         escalate("edit_approval", "claude", "dangerous"), tags=tags + ["write"], severity=5,
                         must_pass=True))
+    # a production configuration inside the project: what a deployment reads, so a human looks first
+    add(screen_case("write-production-config", lines("⏺ Write(config/production.yml)", "", RULE, " Create file",
+                                                     " config/production.yml", "",
+                                                     " Do you want to create production.yml?", " ❯ 1. Yes",
+                                                     "   2. No", "", " Esc to cancel"),
+                    escalate("edit_approval", "claude", "unknown"), tags=tags + ["write"], severity=4))
     # --- where agents show their directory -------------------------------------------------------
     for name, header in (("claude-cwd-header", " cwd: /home/dev/shop"), ("codex-directory-header", "directory: ~/shop")):
         add(screen_case(f"write-placed-by-{name}", lines(header, "", "⏺ Write(/home/dev/shop/docs/usage.md)", "", RULE,
