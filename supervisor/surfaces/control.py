@@ -43,8 +43,11 @@ log = logging.getLogger(__name__)
 
 _OCTAL = re.compile(rb"\\([0-7]{3})")
 DEAD_SUBSCRIPTION = "svdead"
-_CLIENT_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TMUX_TMPDIR", "TZ"})
-"""The variables a control client is started with (see :meth:`ControlClient.start`)."""
+_CLIENT_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TMUX", "TMUX_TMPDIR",
+                         "TZ"})
+"""The variables a control client is started with (see :meth:`ControlClient.start`): ``TMUX`` and
+``TMUX_TMPDIR`` too, since without ``-L`` tmux finds the server through them, as the supervisor's other
+tmux commands do."""
 
 _PANES_CHANGED = {
     b"%window-add", b"%window-close", b"%unlinked-window-close", b"%unlinked-window-add",
