@@ -1209,6 +1209,9 @@ class PaneRunner:
         if now < fold.human_until and fold.human_where == "input box":
             self._append("note", {"type": "finish_held", "why": "a human is typing in the agent's input box",
                                   "decision_id": decision.decision_id, "pane_id": self.pane_id})
+            with self._sched:  # look again when the hands-off time ends, even if the screen stays the same
+                again = fold.human_until + 0.05
+                self._timer_at = again if self._timer_at is None else min(self._timer_at, again)
             return
         if self._task is not None:
             return  # a task is being typed: the idle screen is ours, not the agent's finish
