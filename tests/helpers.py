@@ -3,11 +3,14 @@ receiver; a run journaled as the runner journals it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, TypeVar
 
 from supervisor.classify import classify
@@ -21,6 +24,39 @@ from supervisor.settings import Settings
 from supervisor.workflow.notify import WebhookRejected, verify_webhook
 
 T = TypeVar("T")
+
+CLAUDE_BOX_DIALOG = """\
+⏺ Bash({cmd})
+
+╭──────────────────────────────────────────────────────────────────────────────╮
+│ Bash command                                                                 │
+│                                                                              │
+│   {cmd}
+│                                                                              │
+│ Do you want to proceed?                                                      │
+│ ❯ 1. Yes                                                                     │
+│   2. No, and tell Claude what to do differently (esc)                        │
+╰──────────────────────────────────────────────────────────────────────────────╯
+"""
+"""A Claude Code Bash dialog in its boxed layout, ``{cmd}`` on its own row (the box's right edge is not
+drawn on that row, so any command fits)."""
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, size: str) -> Iterator[Path]:
+    """A real tmpfs of ``size`` (``24m``) mounted at ``path`` (made if missing), unmounted afterwards: a
+    disk that fills for real. Skips the test where mounting is not allowed (not root)."""
+    import pytest
+
+    path.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}): run as root")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
 class WaitTimeout(AssertionError):

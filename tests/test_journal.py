@@ -94,19 +94,11 @@ def test_a_full_disk_leaves_whole_lines_only_and_writing_resumes(tmp_path: Path)
     """On a real 256 KB tmpfs: lines that do not fit are never half-written (a short write into the
     last page is cut back), the error says why, and once space is freed the numbering goes on."""
     import errno
-    import subprocess
-
-    import pytest
 
     from supervisor.errors import JournalWriteError
+    from tests.helpers import tmpfs
 
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}): run as root")
-    try:
+    with tmpfs(tmp_path / "mnt", "256k") as mnt:
         j = Journal(mnt / "r.jsonl", "run_F")
         j.append("note", {"n": 0})
         filler = mnt / "filler"
@@ -137,8 +129,6 @@ def test_a_full_disk_leaves_whole_lines_only_and_writing_resumes(tmp_path: Path)
         report = ReadReport(mnt / "r.jsonl")
         assert [e.seq for e in iter_events(mnt / "r.jsonl", report)] == list(range(1, ev.seq + 1))
         assert not report.torn_tail and not report.bad_lines
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_lines_written_together_are_made_durable_by_one_fsync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from supervisor.policy import dump_policy
 from tests.conftest import REPO
-from tests.helpers import retry_until
+from tests.helpers import retry_until, tmpfs
 from tests.live_helpers import agent_command, answers, fast_policy, write_script
 
 pytestmark = pytest.mark.slow
@@ -30,16 +30,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def small_home(tmp_path: Path) -> Iterator[Path]:
     """A 24 MB tmpfs as the supervisor's home, unmounted afterwards."""
-    home = tmp_path / "home"
-    home.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(home)], capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}): run as root")
-    try:
+    with tmpfs(tmp_path / "home", "24m") as home:
         yield home
-    finally:
-        subprocess.run(["umount", "-l", str(home)], capture_output=True)
 
 
 def fill(home: Path) -> Path:

@@ -25,23 +25,11 @@ from supervisor.policy import baseline_policy
 from supervisor.screen import make_screen
 from supervisor.settings import Settings
 from supervisor.warehouse import open_warehouse, sync
+from tests.helpers import CLAUDE_BOX_DIALOG
 from tests.reliability.secret_formats import Sample, leaks, samples
 
 PLACES = ("row", "colour", "wrapped", "title", "task", "dialog_command", "run_command")
 
-DIALOG = """\
-⏺ Bash({cmd})
-
-╭──────────────────────────────────────────────────────────────────────────────╮
-│ Bash command                                                                 │
-│                                                                              │
-│   {cmd}
-│                                                                              │
-│ Do you want to proceed?                                                      │
-│ ❯ 1. Yes                                                                     │
-│   2. No, and tell Claude what to do differently (esc)                        │
-╰──────────────────────────────────────────────────────────────────────────────╯
-"""
 
 
 def _colour(line: str) -> str:
@@ -72,7 +60,7 @@ def _journal(settings: Settings, placed: list[tuple[Sample, str]]) -> str:
         if w == "title":
             screens.append(("working...", 100, s.line))
         if w == "dialog_command":
-            screens.append((DIALOG.format(cmd=s.line), 100, ""))
+            screens.append((CLAUDE_BOX_DIALOG.format(cmd=s.line), 100, ""))
     rs = RunState(run_id=run_id, now=1000.0, started_at=990.0, last_output_at=999.0, saw_work=True)
     for raw, width, title in screens:
         screen = make_screen(raw, width=width, height=60, title=title)
