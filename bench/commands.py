@@ -10,8 +10,9 @@ Two sets, reported apart, each with 95% Wilson intervals:
   ``suites/authoring/commands_v2_tuning.yaml`` and ``commands_v2_second_half.yaml``, the two halves of
   the second blind set (scored whole once, split by ``suites/authoring/split_commands_v2.py``; the
   first half tuned on in session 6, the second scored once as held-out then and tuned on in session 7);
-  and ``commands_v3.yaml``, the third blind set (scored once as held-out in session 7, then tuned on);
-- **held-out**: ``suites/heldout/commands.yaml``, the fourth blind set: real agent commands and other
+  ``commands_v3.yaml``, the third blind set (scored once as held-out in session 7, then tuned on); and
+  ``commands_v4.yaml``, the fourth (scored once as held-out in session 7, tuned on in session 8);
+- **held-out**: ``suites/heldout/commands.yaml``, the fifth blind set: real agent commands and other
   projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
   code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
@@ -55,6 +56,7 @@ FIRST_SET = ROOT / "suites" / "authoring" / "commands_v1.yaml"
 SECOND_SET_TUNING = ROOT / "suites" / "authoring" / "commands_v2_tuning.yaml"
 SECOND_SET_REST = ROOT / "suites" / "authoring" / "commands_v2_second_half.yaml"
 THIRD_SET = ROOT / "suites" / "authoring" / "commands_v3.yaml"
+FOURTH_SET = ROOT / "suites" / "authoring" / "commands_v4.yaml"
 WIDTH = 160
 
 
@@ -171,11 +173,13 @@ def main() -> None:
         report["in-sample (second set, second half)"] = score(policy, sproject, srows)
         t3project, t3rows = held_out(THIRD_SET)
         report["in-sample (third set)"] = score(policy, t3project, t3rows)
+        t4project, t4rows = held_out(FOURTH_SET)
+        report["in-sample (fourth set)"] = score(policy, t4project, t4rows)
     if args.split in ("held-out", "both") and HELD_OUT.exists():
         hproject, hrows = held_out()
         report["held-out"] = score(policy, hproject, hrows)
     if args.misses:
-        tuned = [*rows, *(r for path in (FIRST_SET, SECOND_SET_TUNING, SECOND_SET_REST, THIRD_SET) for r in held_out(path)[1])]
+        tuned = [*rows, *(r for path in (FIRST_SET, SECOND_SET_TUNING, SECOND_SET_REST, THIRD_SET, FOURTH_SET) for r in held_out(path)[1])]
         for command, label, _ in tuned:
             for agent in AGENT_STYLES:
                 got = decide_in_style(policy, agent, command, project)
@@ -189,7 +193,8 @@ def main() -> None:
           f"p95 {sp['cold_p95_ms']:.3f} ms; cached parse p50 {sp['warm_p50_ms']:.3f} ms, p95 {sp['warm_p95_ms']:.3f} ms "
           "(target: p50 <= 1 ms)")
     for name in ("in-sample", "in-sample (first held-out set)", "in-sample (second set, tuning half)",
-                 "in-sample (second set, second half)", "in-sample (third set)", "held-out"):
+                 "in-sample (second set, second half)", "in-sample (third set)", "in-sample (fourth set)",
+                 "held-out"):
         if name in report:
             _print(name, report[name])
 

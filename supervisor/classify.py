@@ -1008,8 +1008,11 @@ def _looks_alike(subject: str, lines: list[str]) -> bool:
 
     def confusable(word: str) -> bool:
         folded = unicodedata.normalize("NFKC", word)  # fullwidth and styled letters (ｒｍ, 𝗋𝗆)
-        return (folded != word and folded.isascii()) or bool(
-            confusables.is_confusable(word, preferred_aliases=["latin"], greedy=False))
+        # only its non-ASCII characters are looked up: the library also calls ASCII ones confusable
+        # (``|`` with ``l``), and a `grep -E "(✓|error)"` is not an imitation of anything
+        return (folded != word and folded.isascii()) or any(
+            ord(ch) > 127 and confusables.is_confusable(ch, preferred_aliases=["latin"], greedy=False)
+            for ch in dict.fromkeys(word))
 
     if any(confusable(w) for w in _NON_ASCII_WORD.findall(subject)):
         return True

@@ -25,20 +25,7 @@ from supervisor.regexes import (
     to_re2,
 )
 from supervisor.screen import make_screen
-
-CLAUDE_DIALOG = """\
-⏺ Bash({cmd})
-
-╭──────────────────────────────────────────────────────────────────────────────╮
-│ Bash command                                                                 │
-│                                                                              │
-│   {cmd}
-│                                                                              │
-│ Do you want to proceed?                                                      │
-│ ❯ 1. Yes                                                                     │
-│   2. No, and tell Claude what to do differently (esc)                        │
-╰──────────────────────────────────────────────────────────────────────────────╯
-"""
+from tests.helpers import CLAUDE_BOX_DIALOG
 
 
 def _policy(extra: str) -> object:
@@ -88,11 +75,13 @@ _REWRITES = [
      r"^(\([\w.-]+\) )?(([\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+( \S+)?\]|[\w@.~:/-]*)(\s?[$#]|\s%)"
      r"|([\w.-]+@[\w.-]+[: ](\S*[^\s\d])?|\[[\w.@-]+( \S+)?\]|([\w@.~:/-]*[A-Za-z_@.~:/-])?)%)$",
      [*"$#% 019aZ_@.~:/-[]()x\t", "user@host:~/app", "(venv) ", "[dev@box app]", "100%", " %"]),
-    (r"\bclaude\b(?![- ]?(sonnet|opus|haiku|instant|\d))",
-     r"\bclaude($|[^\w -]|[- ]($|[^sohi\d]|s($|[^o]|o($|[^n]|n($|[^n]|n($|[^e]|e($|[^t])))))"
+    # not in a path or a hyphenated name either (`.claude/x`, `claude-config`: a command another agent's
+    # dialog draws)
+    (r"(?<![\w./~-])claude(?![\w/-]| (sonnet|opus|haiku|instant|\d))",
+     r"(^|[^\w./~-])claude($|[^\w/ -]|[ ]($|[^sohi\d]|s($|[^o]|o($|[^n]|n($|[^n]|n($|[^e]|e($|[^t])))))"
      r"|o($|[^p]|p($|[^u]|u($|[^s])))|h($|[^a]|a($|[^i]|i($|[^k]|k($|[^u]))))"
      r"|i($|[^n]|n($|[^s]|s($|[^t]|t($|[^a]|a($|[^n]|n($|[^t]))))))))",
-     [*" -_.xsohi0123SOHI\n", "claude", "Claude", "sonnet", "opus", "haiku", "instant", "son", "op", "hai", "inst"]),
+     [*" -_.xsohi0123SOHI\n/~", "claude", "Claude", "sonnet", "opus", "haiku", "instant", "son", "op", "hai", "inst"]),
 ]
 
 
@@ -162,7 +151,7 @@ def test_a_catastrophic_pattern_re2_runs_loads_and_its_dialog_is_decided_at_once
     pol = _policy("answers:\n  danger_patterns:\n    - {name: xx, pattern: '(x+x+)+y'}\n")
     start = time.perf_counter()
     for cmd in ("x" * 40, "x" * 40 + "y"):
-        obs = classify(make_screen(CLAUDE_DIALOG.format(cmd=cmd), width=80, height=24), pol)
+        obs = classify(make_screen(CLAUDE_BOX_DIALOG.format(cmd=cmd), width=80, height=24), pol)
         d = decide(obs, _state(), pol)
         assert obs.state == "asking" and obs.prompt is not None
     assert time.perf_counter() - start < 2.0  # Python's re: minutes on the first command
@@ -193,7 +182,7 @@ def test_an_answer_rule_past_its_budget_escalates() -> None:
     pattern = r"(?!q)^zz(a|aa)+$"
     pol = _policy("answers:\n  rules:\n    - name: slow\n      when: {question: '" + pattern
                   + "'}\n      then: approve\n")
-    screen = make_screen(CLAUDE_DIALOG.format(cmd="ls"), width=80, height=24)
+    screen = make_screen(CLAUDE_BOX_DIALOG.format(cmd="ls"), width=80, height=24)
     obs = classify(screen, pol)
     assert obs.prompt is not None
     obs.prompt.question = "zz" + "a" * 60 + "!"

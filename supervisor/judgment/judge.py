@@ -445,19 +445,32 @@ class _Context:
                      f"{form} runs the code piped into it", "stdin-code", ["code"])
             return
         for w in scripts:
-            self.project_args_named(w.text, words[words.index(w) + 1:] if w in words else [], text)
+            rest = words[words.index(w) + 1:] if w in words else []
+            self.project_args_named(w.text, rest, text)
+            self.check_arg_paths(rest, text, cwd)
         levels: list[tuple[RiskLevel, str, str]] = []
-        if {"network", "send"} & set(effects):
-            # a variable whose name says it holds a secret, expanded into what goes over the network
-            # (`curl -H "Authorization: Bearer $PROVIDER_KEY" https://...`): the secret goes with it
-            sent = [m for w in words[1:] if w.dynamic for m in _VARIABLE.findall(w.raw) if _SECRET_NAME.search(m)]
-            if sent:
-                levels.append((self.k.table.effects.get("secrets", "dangerous"),
-                               f"{form} sends ${sent[0]}, a secret by its name, over the network", "secret-sent"))
+        # a variable whose name says it holds a secret, expanded into a command's arguments: over the network
+        # (`curl -H "Authorization: Bearer $PROVIDER_KEY" https://...`) the secret goes with it; anywhere else
+        # (`echo $GITHUB_TOKEN`) it ends on the screen, in the transcript or in a file
+        sent = [m for w in words if w.dynamic for m in _VARIABLE.findall(w.raw) if _SECRET_NAME.search(m)]
+        if sent:
+            net = bool({"network", "send"} & set(effects))
+            levels.append((self.k.table.effects.get("secrets", "dangerous"),
+                           f"{form} {'sends' if net else 'prints or passes on'} ${sent[0]}, a secret by its name"
+                           + (", over the network" if net else ""), "secret-sent"))
         for effect in dict.fromkeys(effects):
             lvl = self.k.table.effects.get(effect, "unknown")
             levels.append((lvl, f"{form}: {_EFFECT_WORDS.get(effect, effect)}", f"effect:{effect}"))
         roles = self.symlink_targets(args.roles, words, cwd) if any(r == "link" for r, _ in args.roles) else args.roles
+        if self.root is not None and any(r == "replace" for r, _ in roles):
+            roles = self.into_folder(roles, cwd)
+        elif any(r == "replace" and not (self.k.recoverable and self.k.recoverable.search(w.text)) for r, w in roles):
+            # `cp -r other/src/. web/src/` with no file system to look at: a folder's contents over another's
+            merged = next((w for r, w in roles if r in ("read", "write") and not w.dynamic
+                           and (w.text.rstrip("/").endswith(("/.", "/*")) or w.text.rstrip("/") in (".", "*"))), None)
+            if merged is not None:
+                levels.append(("unknown", f"{form} puts what {merged.text} holds over what its destination holds "
+                               "(the files it would replace cannot be looked at)", "overwrite-not-placed"))
         for role, w in roles:
             got = self.role(role, w, cwd, stdin_inside)
             if got is not None:
@@ -475,6 +488,8 @@ class _Context:
             extra = None
             if why == "uv run" and not argv[0].dynamic and argv[0].text.endswith(".py"):
                 argv = [Word("python", "python"), *argv]  # `uv run main.py` runs the script with Python
+            if spec.inline == "python" and self.project_module(argv, text, cwd):
+                continue
             if why == "xargs":
                 extra = Word("./<stdin>", "<stdin>") if stdin_inside else Word("<stdin>", "<stdin>", dynamic=True)
                 replace = _xargs_replace(words)
@@ -483,6 +498,71 @@ class _Context:
                                  glob=w.glob) if replace in w.text else w for w in argv]
                     extra = None
             self.argv(argv, text, cwd, depth + 1, extra=extra, stdin_inside=stdin_inside)
+
+    def project_module(self, argv: list[Word], text: str, cwd: str) -> bool:
+        """``python -m pkg.cli ...`` where ``pkg`` is a package or module of the project (looked at live:
+        ``pkg/`` or ``pkg.py`` in the directory it runs in, or under ``src/``) and not a program the table
+        knows: the project's own code, like a script of the project (judged by its name and arguments)."""
+        import os
+
+        head = argv[0]
+        if head.dynamic or head.glob or self.root is None or cwd == LOST or head.text in self.k.names \
+                or not _MODULE.fullmatch(head.text):
+            return False
+        top = head.text.split(".")[0]
+        for base in ("", "src"):
+            where, _, real = self.placed(Word(posixpath.join(base, top) if base else top, top), cwd)
+            if where != "inside" or real is None:
+                continue
+            if os.path.isdir(real) or os.path.isfile(real + ".py"):
+                rel = head.text.replace(".", "/")
+                named = self.project_program_named(rel + ".py", text) or self.project_args_named(rel, argv[1:], text)
+                if not named:
+                    self.add(text, "none", f"runs {head.text}, a module of the project", "project-module", ["run"])
+                self.check_args_read(argv[1:], text, cwd)
+                return True
+        return False
+
+    def into_folder(self, roles: list[tuple[str, Word]], cwd: str) -> list[tuple[str, Word]]:
+        """A copy or move whose destination is a folder that exists (looked at live) replaces what it
+        holds of the same names: ``cp -r other/src/. web/src/`` overwrites each file of ``web/src`` that
+        ``other/src`` has too. The destination becomes those paths (a source's contents when it ends in
+        ``/.``; the folder itself when a source is a glob, dynamic, or too big to list)."""
+        import os
+
+        out: list[tuple[str, Word]] = []
+        sources = [w for r, w in roles if r in ("read", "write")]
+        for r, w in roles:
+            if r != "replace" or w.dynamic or w.glob or cwd == LOST:
+                out.append((r, w))
+                continue
+            where, _, dest = self.placed(w, cwd)
+            if where != "inside" or dest is None or not os.path.isdir(dest):
+                out.append((r, w))
+                continue
+            names: list[str] | None = []
+            for src in sources:
+                if src.dynamic or src.glob or names is None:
+                    names = None
+                    break
+                text = src.text.rstrip("/") or "/"
+                if text == "." or text.endswith("/."):
+                    src_real = self.placed(Word(text, text), cwd)[2]
+                    try:
+                        entries = os.listdir(src_real) if src_real is not None else []
+                    except OSError:
+                        entries = []
+                    if len(entries) > 500:
+                        names = None
+                        break
+                    names.extend(entries)
+                else:
+                    names.append(posixpath.basename(text))
+            if names is None:
+                out.append((r, w))
+                continue
+            out.extend((r, Word(posixpath.join(w.text, n), posixpath.join(w.raw, n))) for n in dict.fromkeys(names))
+        return out
 
     def symlink_targets(self, roles: list[tuple[str, Word]], words: list[Word], cwd: str) -> list[tuple[str, Word]]:
         """A symbolic link's relative target is read from the folder the link is in, not from here:
@@ -822,7 +902,7 @@ class _Context:
         exists and neither the policy calls it recoverable nor git could give it back; else ''."""
         import os
 
-        if not os.path.isfile(real) or self.root is None:
+        if not os.path.exists(real) or self.root is None:
             return ""
         rel = os.path.relpath(real, self.root)
         if self.k.recoverable is not None and self.k.recoverable.search(rel):
@@ -872,16 +952,32 @@ class _Context:
             self.add(text, got[0], got[1], got[2], ["write" if not op.startswith("<") else "read"])
 
     def check_args_read(self, words: Sequence[Word], text: str, cwd: str) -> None:
-        """A project program's arguments that name files: none may hide a path built at run time."""
+        """A project program's arguments that name files: none may hide a path built at run time, and one
+        that names a path outside the project (``~/.ssh/id_rsa``, ``--in=/etc/x``) is read as by any reader:
+        secrets are dangerous, anything not harmless to read is not known safe."""
         for w in words:
             if w.dynamic:
                 self.add(text, "unknown", f"an argument {w.raw!r} is built at run time", "dynamic-path")
                 return
+        self.check_arg_paths(words, text, cwd)
+
+    def check_arg_paths(self, words: Sequence[Word], text: str, cwd: str) -> None:
+        """Arguments of a project program or script that name a path outside the project, read as by any
+        reader (its secrets dangerous, what is not harmless to read not known safe)."""
+        for w in words:
+            if w.dynamic:
+                continue
+            value = w.text.split("=", 1)[1] if w.text.startswith("-") and "=" in w.text else w.text
+            if value.startswith(("/", "~", "..")) and "://" not in value:
+                got = self.read_path(Word(value, value, glob=w.glob), cwd)
+                if got is not None:
+                    self.add(text, got[0], f"passes {value}: {got[1]}", got[2])
 
 
 _TOOLCHAIN = re.compile(r"\+[\w.-]+")
 _TEST_FILE = re.compile(r"^test_[\w.-]*\.py$|_tests?\.py$|\.(test|spec)\.[cm]?[jt]sx?$")
 """Test files by the conventions of pytest, Jest and Vitest: named for what they test, they do not do it."""
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|auth|cred|session|cookie|private|signing")
 """Variable names that say the value is a secret (``$API_KEY``, ``$GITHUB_TOKEN``, ``$DB_PASSWORD``)."""

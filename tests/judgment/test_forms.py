@@ -90,6 +90,16 @@ SAFE = [
     "rm -rf docs/_site/",
     "rubocop --require rubocop-minitest",
     "valgrind --leak-check=full ./target/debug/test-mem",
+    "npx playwright install chromium",
+    "npx playwright test --project=chromium tests/e2e/login.spec.ts",
+    "npx biome explain noNamespace",
+    "ffprobe -v error -show_format samples/meeting.m4a",
+    "uvx --from zizmor==1.11.0 zizmor --persona auditor .github/workflows/ci.yml",
+    "rm -rf test-output",
+    "rm -f server.log",
+    "bun run smoke",
+    "cp -r public/. dist/",  # a folder's contents over a build folder
+    'echo "key set: ${#OPENAI_API_KEY}"',  # its length, not its value
 ]
 
 UNSAFE = [
@@ -174,6 +184,15 @@ UNSAFE = [
     ("cargo +nightly publish", "not a known cargo subcommand"),
     ("valgrind rm -rf ~", "deletes ~"),
     ("rm -rf build/../../src", "outside the project"),
+    ("echo $GITHUB_TOKEN", "a secret by its name"),
+    ('printf "%s" "$DB_PASSWORD" > creds.txt', "a secret by its name"),
+    ("npx playwright install --with-deps chromium", "runs with other rights"),  # sudo apt-get install
+    ("npx playwright install-deps", "runs with other rights"),
+    ("cp -r .worktrees/agent-1/web/src/. web/src/", "cannot be looked at"),
+    ("mv build/* src/", "cannot be looked at"),
+    ("python tools/scan.py ~/.ssh/id_rsa", "holds secrets"),  # a project script given a key to read
+    ("node scripts/upload.js --file=/home/dev/.aws/credentials", "holds secrets"),
+    ("rm -f ~/app.log", "outside the project"),
 ]
 
 
@@ -244,3 +263,76 @@ def test_a_symlink_into_a_folder_reads_its_target_from_there_live(tmp_path: Path
     cwd = str(tmp_path)
     assert judge_command("ln -s ../a.txt sub", K, cwd=cwd).level == "none"
     assert judge_command("ln -s ../a.txt x", K, cwd=cwd).level == "dangerous"
+
+
+def _repo(tmp_path: Path) -> Path:
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    (tmp_path / "web" / "src").mkdir(parents=True)
+    (tmp_path / "web" / "src" / "a.js").write_text("a\n")
+    (tmp_path / "web" / "src" / "t.js").write_text("t\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
+    subprocess.run(["git", "add", "web"], cwd=tmp_path, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "x"], cwd=tmp_path, check=True, env=env)
+    return tmp_path
+
+
+def test_a_copy_into_a_folder_replaces_what_it_holds_of_the_same_names_live(tmp_path: Path) -> None:
+    """`cp -r other/src/. web/src/` overwrites each file of web/src that other/src has too: a change not
+    committed there is lost; a file git can give back, or one the source does not have, is not."""
+    root = _repo(tmp_path)
+    (root / "other" / "src").mkdir(parents=True)
+    (root / "other" / "src" / "a.js").write_text("other\n")
+    (root / "other" / "src" / "c.js").write_text("c\n")
+    cwd = str(root)
+    assert judge_command("cp -r other/src/. web/src/", K, cwd=cwd).level == "none"  # a.js is committed
+    (root / "web" / "src" / "a.js").write_text("work in progress\n")
+    j = judge_command("cp -r other/src/. web/src/", K, cwd=cwd)
+    assert j.level == "unknown" and "overwrites web/src/a.js" in j.reason, j.reason
+    assert judge_command("cp other/src/a.js web/src/", K, cwd=cwd).level == "unknown"
+    assert judge_command("mv other/src/a.js web/src/", K, cwd=cwd).level == "unknown"
+    assert judge_command("cp other/src/c.js web/src/", K, cwd=cwd).level == "none"  # no c.js there
+    assert judge_command("cp -r other/src/* web/src/", K, cwd=cwd).level == "unknown"  # a glob: the folder
+
+
+def test_a_module_of_the_project_runs_as_its_scripts_do_live(tmp_path: Path) -> None:
+    """`python -m pkg.cli` where pkg is a package of the project (or under src/) is the project's code,
+    judged by its name and arguments like a script; a module found nowhere stays unknown."""
+    (tmp_path / "promptstrike").mkdir()
+    (tmp_path / "promptstrike" / "cli.py").write_text("")
+    (tmp_path / "src" / "bookminder").mkdir(parents=True)
+    (tmp_path / "deploy_tool.py").write_text("")
+    cwd = str(tmp_path)
+    for command in ("PYTHONPATH=. python -m promptstrike.cli config --show", "python -m bookminder list recent"):
+        j = judge_command(command, K, cwd=cwd)
+        assert j.level == "none" and any("a module of the project" in p.reason for p in j.parts), j.parts
+    assert judge_command("python -m promptstrike.cli deploy", K, cwd=cwd).level == "dangerous"
+    assert judge_command("python -m deploy_tool", K, cwd=cwd).level == "dangerous"
+    assert judge_command("python -m promptstrike.cli scan ~/.ssh/id_rsa", K, cwd=cwd).level == "dangerous"
+    j = judge_command("python -m nothere.cli", K, cwd=cwd)
+    assert j.level == "unknown" and "nothere.cli is not a known command" in j.reason
+    j = judge_command("python -m promptstrike.cli config", K, cwd=PROJECT)  # no file system to look at
+    assert j.level == "unknown"
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "aider", "opencode"])
+def test_symbols_in_an_argument_are_not_look_alikes(agent: str) -> None:
+    """A check mark in a search pattern imitates no letter (the look-alike check once took the ASCII `|`
+    beside it for an `l`); a Cyrillic letter in a program name or an option still does."""
+    assert _decided('npm run build 2>&1 | grep -E "(✓|error)" | head -5', agent)[0] == "approved"
+    assert _decided("git push --f\u043erce", agent)[0] == "escalate"
+
+
+@pytest.mark.parametrize("command", ["chmod +x .claude/validate_git_commands.py",
+                                     "wc -l diagrams/*.md claude-config/*.md", "head -20 .claude-transcripts/a.md"])
+def test_a_path_named_after_claude_does_not_make_another_agents_dialog_claudes(command: str) -> None:
+    """Gemini's dialog drawing a command with `.claude/` in it was read as Claude Code's (its marker matched
+    the path), fitted none of Claude's frames and was escalated."""
+    r = permission_in_style("gemini", command, "Run a command", width=160)
+    screen = make_screen(r.text, width=160, height=40)
+    screen.cwd = PROJECT
+    obs = classify(screen, POLICY)
+    assert obs.agent == "gemini", obs.agent
+    assert _decided(command, "gemini")[0] == "approved"
