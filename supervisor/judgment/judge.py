@@ -462,15 +462,11 @@ class _Context:
             lvl = self.k.table.effects.get(effect, "unknown")
             levels.append((lvl, f"{form}: {_EFFECT_WORDS.get(effect, effect)}", f"effect:{effect}"))
         roles = self.symlink_targets(args.roles, words, cwd) if any(r == "link" for r, _ in args.roles) else args.roles
-        if self.root is not None and any(r == "replace" for r, _ in roles):
-            roles = self.into_folder(roles, cwd)
-        elif any(r == "replace" and not (self.k.recoverable and self.k.recoverable.search(w.text)) for r, w in roles):
-            # `cp -r other/src/. web/src/` with no file system to look at: a folder's contents over another's
-            merged = next((w for r, w in roles if r in ("read", "write") and not w.dynamic
-                           and (w.text.rstrip("/").endswith(("/.", "/*")) or w.text.rstrip("/") in (".", "*"))), None)
-            if merged is not None:
-                levels.append(("unknown", f"{form} puts what {merged.text} holds over what its destination holds "
-                               "(the files it would replace cannot be looked at)", "overwrite-not-placed"))
+        if any(r == "replace" for r, _ in roles):
+            if self.root is not None:
+                roles = self.into_folder(roles, cwd)
+            else:
+                levels.extend(self.merge_not_placed(roles, form))
         for role, w in roles:
             got = self.role(role, w, cwd, stdin_inside)
             if got is not None:
@@ -523,6 +519,20 @@ class _Context:
                 return True
         return False
 
+    def merge_not_placed(self, roles: list[tuple[str, Word]], form: str) -> list[tuple[RiskLevel, str, str]]:
+        """With no file system to look at: a folder's contents put over another folder's (``cp -r
+        other/src/. web/src/``, ``mv build/* out/``) replace files nobody can name; unknown, unless every
+        destination is a folder the policy calls recoverable."""
+        rec = self.k.recoverable
+        if all(r != "replace" or (rec is not None and rec.search(w.text)) for r, w in roles):
+            return []
+        merged = next((w for r, w in roles if r in ("read", "write") and not w.dynamic
+                       and (w.text.rstrip("/").endswith(("/.", "/*")) or w.text.rstrip("/") in (".", "*"))), None)
+        if merged is None:
+            return []
+        return [("unknown", f"{form} puts what {merged.text} holds over what its destination holds "
+                 "(the files it would replace cannot be looked at)", "overwrite-not-placed")]
+
     def into_folder(self, roles: list[tuple[str, Word]], cwd: str) -> list[tuple[str, Word]]:
         """A copy or move whose destination is a folder that exists (looked at live) replaces what it
         holds of the same names: ``cp -r other/src/. web/src/`` overwrites each file of ``web/src`` that
@@ -537,8 +547,9 @@ class _Context:
                 out.append((r, w))
                 continue
             where, _, dest = self.placed(w, cwd)
-            if where != "inside" or dest is None or not os.path.isdir(dest):
-                out.append((r, w))
+            if where != "inside" or dest is None or not os.path.isdir(dest) or (
+                    self.k.table.git_restorable and self.root is not None and git_restorable(self.root, dest)):
+                out.append((r, w))  # not a folder; or one git gives back whole: no file of it needs a look
                 continue
             names: list[str] | None = []
             for src in sources:

@@ -15,6 +15,7 @@ from supervisor.judgment.judge import Knowledge, judge_command
 from supervisor.models import RunState
 from supervisor.policy import baseline_policy
 from supervisor.screen import make_screen
+from tests.judgment.conftest import git
 
 POLICY = baseline_policy()
 K: Knowledge = compiled_rules(POLICY).knowledge
@@ -265,24 +266,15 @@ def test_a_symlink_into_a_folder_reads_its_target_from_there_live(tmp_path: Path
     assert judge_command("ln -s ../a.txt x", K, cwd=cwd).level == "dangerous"
 
 
-def _repo(tmp_path: Path) -> Path:
-    import subprocess
-
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    (tmp_path / "web" / "src").mkdir(parents=True)
-    (tmp_path / "web" / "src" / "a.js").write_text("a\n")
-    (tmp_path / "web" / "src" / "t.js").write_text("t\n")
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
-    subprocess.run(["git", "add", "web"], cwd=tmp_path, check=True, env=env)
-    subprocess.run(["git", "commit", "-qm", "x"], cwd=tmp_path, check=True, env=env)
-    return tmp_path
-
-
-def test_a_copy_into_a_folder_replaces_what_it_holds_of_the_same_names_live(tmp_path: Path) -> None:
+def test_a_copy_into_a_folder_replaces_what_it_holds_of_the_same_names_live(repo: Path) -> None:
     """`cp -r other/src/. web/src/` overwrites each file of web/src that other/src has too: a change not
     committed there is lost; a file git can give back, or one the source does not have, is not."""
-    root = _repo(tmp_path)
+    root = repo
+    (root / "web" / "src").mkdir(parents=True)
+    (root / "web" / "src" / "a.js").write_text("a\n")
+    (root / "web" / "src" / "t.js").write_text("t\n")
+    git(root, "add", "web")
+    git(root, "commit", "-q", "-m", "web")
     (root / "other" / "src").mkdir(parents=True)
     (root / "other" / "src" / "a.js").write_text("other\n")
     (root / "other" / "src" / "c.js").write_text("c\n")
