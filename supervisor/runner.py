@@ -608,13 +608,11 @@ class PaneRunner:
             return None
         self.pane = raw.info
         screen, obs = self._read(raw)
-        # a look for output waits out the settle time (or a whole dialog's quiet window); so does a
-        # timer's or a re-read's that finds a prompt (a timer falling due just after a dialog began to
-        # be drawn must not answer it half drawn)
-        # ... and a look because some pane of the server may have gone (any session or window change
-        # anywhere makes every pane be looked at) that finds this one alive and asking
-        settle_applies = (trigger == "output" and not force) or (
-            trigger in ("timer", "changed", "pane_gone") and obs.state == "asking")
+        # a look for output waits out the settle time (or a whole dialog's quiet window); so does every
+        # look that finds a prompt, whatever made it: the first look at start, a timer, a re-read, a poll,
+        # a session or window change anywhere on the server (each makes every pane be looked at) may fall
+        # just after a dialog began to be drawn, and must not answer it half drawn
+        settle_applies = (trigger == "output" and not force) or obs.state == "asking"
         if settle_applies and not raw.info.dead and self._too_early(now, obs, screen, raw):
             return None
         with self._sched:
