@@ -123,7 +123,8 @@ class _PromptSurface:
         self._send = send
         self.sent: list[str] = []
 
-    def paste_buffer(self, pane_id: str, text: str) -> None:
+    def paste_buffer(self, pane_id: str, text: str, *, submit: bool = False) -> None:
+        """A prompt is submitted as it is sent (``submit`` changes nothing)."""
         self.sent.append(text)
         self._send(text)
 

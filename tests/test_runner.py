@@ -37,8 +37,11 @@ def test_answers_prompts_in_each_style(harness, tmp_path: Path) -> None:
             {"spinner": {"seconds": 0.3}},
             {"prompt": {"id": "edit", "kind": "edit", "file": "src/app.py"}},
         ],
+        # aider's plain question is not work (first-run questions are of its kind): the run is finished by the
+        # work after it, which a supervisor that starts late (a loaded host) still sees
         "aider": [{"spinner": {"seconds": 1.0}},
-                  {"prompt": {"id": "yn", "kind": "yes_no", "question": "Add src/app.py to the chat?"}}],
+                  {"prompt": {"id": "yn", "kind": "yes_no", "question": "Add src/app.py to the chat?"}},
+                  {"spinner": {"seconds": 1.5}}],
         "codex": [{"spinner": {"seconds": 1.0}},
                   {"prompt": {"id": "codex", "kind": "codex_exec", "command": "pytest -q", "description": "run tests"}}],
     }

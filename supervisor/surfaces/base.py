@@ -103,9 +103,10 @@ class Surface(Protocol):
         """Type literal text into the pane (no key-name lookup)."""
         ...
 
-    def paste_buffer(self, pane_id: str, text: str) -> None:
+    def paste_buffer(self, pane_id: str, text: str, *, submit: bool = False) -> None:
         """Paste text as one paste (bracketed when the program asked for it): multi-line text
-        arrives as text, its newlines do not submit it."""
+        arrives as text, its newlines do not submit it; ``submit``: then Enter, in the same
+        request to the terminal (never the paste without it)."""
         ...
 
     def display_message(self, pane_id: str, text: str, *, ms: int = 10_000) -> None:

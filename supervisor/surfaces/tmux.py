@@ -548,9 +548,12 @@ class TmuxSurface:
         if text:
             self.cmd("send-keys", "-t", pane_id, "-l", text)
 
-    def paste_buffer(self, pane_id: str, text: str) -> None:
+    def paste_buffer(self, pane_id: str, text: str, *, submit: bool = False) -> None:
         """Paste multi-line text as one paste (load-buffer from a temp file, then paste-buffer;
-        bracketed if the program asked for it). Used for workflow handoff instructions."""
+        bracketed if the program asked for it). Used for workflow handoff instructions. ``submit``
+        chains the Enter that submits it into the same tmux command: a supervisor killed between the
+        two can never leave a pasted instruction sitting unsubmitted (the screen would show its
+        marker, so the next supervisor would take it as delivered)."""
         import os
         import tempfile
 
@@ -562,7 +565,8 @@ class TmuxSurface:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
             self.cmd("load-buffer", "-b", name, path)
-            self.cmd("paste-buffer", "-d", "-p", "-b", name, "-t", pane_id)
+            enter = [";", "send-keys", "-t", pane_id, "Enter"] if submit else []
+            self.cmd("paste-buffer", "-d", "-p", "-b", name, "-t", pane_id, *enter)
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)

@@ -127,7 +127,7 @@ class TranscriptSurface:
     def paste_text(self, pane_id: str, text: str) -> None:
         self.send_keys(pane_id, [])
 
-    def paste_buffer(self, pane_id: str, text: str) -> None:
+    def paste_buffer(self, pane_id: str, text: str, *, submit: bool = False) -> None:
         self.send_keys(pane_id, [])
 
     def display_message(self, pane_id: str, text: str, *, ms: int = 10_000) -> None:

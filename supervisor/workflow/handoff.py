@@ -89,12 +89,13 @@ def journal_intent(journal: JournalLike, h: HandoffInstruction) -> None:
 
 def paste(surface: Any, pane_id: str, text: str) -> None:
     """Paste through tmux buffers when the surface can (``paste_buffer``: load-buffer +
-    paste-buffer), else type it literally; then submit with Enter."""
+    paste-buffer, and the Enter that submits it in the same tmux command), else type it
+    literally, then submit with Enter."""
     fn = getattr(surface, "paste_buffer", None)
     if callable(fn):
-        fn(pane_id, text)
-    else:
-        surface.paste_text(pane_id, text)
+        fn(pane_id, text, submit=True)
+        return
+    surface.paste_text(pane_id, text)
     surface.send_keys(pane_id, ["Enter"])
 
 

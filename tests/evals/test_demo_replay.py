@@ -22,6 +22,7 @@ from tests.conftest import REPO, invoke_cli, run_cli
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # the demo and two replays, each bounded at 300 s: on a loaded host they add up
 def test_demo_runs_replay_at_100_percent_under_their_recorded_policies(sv_home: Path, cli_env: dict[str, str],
                                                                       tmux_socket: str) -> None:
     env = dict(cli_env, SUPERVISOR_TMUX_SOCKET=tmux_socket)

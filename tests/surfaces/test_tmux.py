@@ -32,6 +32,31 @@ def test_session_capture_keys_and_info(surface: TmuxSurface) -> None:
     assert surface.pane_info(pane.pane_id).cursor_y == 2
 
 
+def test_paste_with_submit_sends_the_enter_in_the_same_command(surface: TmuxSurface, tmp_path) -> None:
+    """A handoff's paste and the Enter that submits it are one tmux command: a supervisor killed
+    between two calls could leave the instruction pasted but never submitted."""
+    out = tmp_path / "lines.txt"
+    pane = surface.new_session("paste", ["sh", "-c", f"cat > {out}"], width=80, height=10)
+    sent: list[tuple[str, ...]] = []
+    real = surface.cmd
+
+    def counting(sub: str, *args: str) -> list[str]:
+        sent.append((sub, *args))
+        return real(sub, *args)
+
+    surface.cmd = counting  # type: ignore[method-assign]
+    surface.paste_buffer(pane.pane_id, "first line\n[handoff 0000abcd]", submit=True)
+    surface.cmd = real  # type: ignore[method-assign]
+    retry_until(lambda: out.exists() and out.read_text() == "first line\n[handoff 0000abcd]\n", 10,
+                message=lambda: f"both lines submitted to cat, got {out.read_text() if out.exists() else None!r}")
+    pasting = [c for c in sent if c[0] == "paste-buffer"]
+    assert len(pasting) == 1 and pasting[0][-4:] == ("send-keys", "-t", pane.pane_id, "Enter"), sent
+    assert not any(c[0] == "send-keys" for c in sent), sent
+    surface.paste_buffer(pane.pane_id, "left\nunsubmitted")  # without submit: the last line stays typed
+    retry_until(lambda: out.read_text().endswith("left\n"), 10, message="the first pasted line")
+    assert "unsubmitted" not in out.read_text()
+
+
 def test_capture_with_scrollback(surface: TmuxSurface) -> None:
     cmd = ["sh", "-c", "for i in $(seq 1 40); do echo line$i; done; exec cat"]
     pane = surface.new_session("sb", cmd, width=80, height=10)
