@@ -513,11 +513,12 @@ class CommandSpec(_P):
     """Every positional argument must match this (a build tool's tasks, a script runner's script
     names): any other is a form the table does not know (``./gradlew flywayClean``)."""
     arg_patterns: list[ArgPattern] = Field(default_factory=list)
-    inline: Literal["shell", "python", "awk", "sed", "perl", "node"] | None = None
+    inline: Literal["shell", "python", "awk", "sed", "perl", "node", "sql"] | None = None
     """The language of its inline code (``code`` arguments), which the judgment reads: a shell's is
     parsed and judged as a command line; a Python, awk or sed program that only reads and prints, a
     Perl one of substitutions only (``s/old/new/g``), a Node one that only prints a JSON file's field
-    or the versions is harmless; anything else it runs inline is ``code``."""
+    or the versions, SQL that only reads (``psql -c "SELECT ..."``) is harmless; anything else it runs
+    inline is ``code``."""
     after_double_dash: list[Effect] | None = None
     """Effects when arguments follow ``--`` (``git checkout -- file`` discards the file's changes)."""
     also: list[str] = Field(default_factory=list)

@@ -356,10 +356,11 @@ class _Context:
         return got is not None
 
     def project_args_named(self, prog: str, args: Sequence[Word], text: str) -> bool:
-        """A project program or script given an argument that says it ships something (``python
-        setup.py sdist upload``, ``./manage.py deploy``): the table's ``project_program_args``."""
+        """A project program or script given an argument that says it ships or wipes something
+        (``python setup.py sdist upload``, ``./manage.py deploy``, ``init_db.py --drop-all``): the table's
+        ``project_program_args`` (options too: a pattern anchored at a word's start names its dashes)."""
         for w in args:
-            if w.dynamic or w.text.startswith("-"):
+            if w.dynamic:
                 continue
             for ap in self.k.table.project_program_args:
                 if policy_regex(ap.pattern).search(w.text):
@@ -424,6 +425,11 @@ class _Context:
                 for problem in nested.problems:
                     self.add(code.text, "unknown", problem, "unparsed")
                 effects = [e for e in effects if e != "code"] or ["none"]
+            elif spec_inline == "python" and (opened := _python_reads(code.text)) is not None:
+                # it only reads, computes and prints: the files it opens are judged like any command's reads
+                effects = [e for e in effects if e != "code"] or ["none"]
+                self.inert.append(code.raw)
+                args.roles.extend(("read", Word(path, repr(path))) for path in opened)
             elif spec_inline is not None and _HARMLESS[spec_inline](code.text):
                 effects = [e for e in effects if e != "code"] or ["none"]
                 if not {"write", "delete"} & set(effects):
@@ -431,8 +437,9 @@ class _Context:
                     # what the command does: a danger pattern may still look at it.)
                     self.inert.append(code.raw)
             else:
+                what = "SQL that does more than read" if spec_inline == "sql" else "inline code"
                 self.add(text, self.k.table.effects.get("code", "unknown"),
-                         f"{form} runs inline code ({_clip(code.text, 60)!r})", "inline-code", ["code"])
+                         f"{form} runs {what} ({_clip(code.text, 60)!r})", "inline-code", ["code"])
                 return
         script_role = any(r.rstrip("*") == "script" for r in spec.args) or any(
             f.value == "script" for f in spec.flags.values())
@@ -1070,40 +1077,85 @@ _SAFE_METHODS = frozenset({"keys", "values", "items", "get", "join", "split", "s
                            "loads", "python_version", "platform", "system", "machine", "as_posix", "rsplit",
                            "splitlines", "lstrip", "rstrip", "isoformat", "now", "__str__", "get_version",
                            "python_implementation", "release", "getdefaultencoding", "getrecursionlimit"})
+_READ_METHODS = frozenset({"read", "readline", "readlines"})
+"""Of a file opened to read, or of ``sys.stdin`` (what else could hold one: the program opens no other)."""
+
+
+_READ_MODES = frozenset({"r", "rt", "rb"})
+_LOADERS = {"json": {"load"}, "tomllib": {"load"}, "yaml": {"safe_load", "safe_load_all"}}
+"""Modules whose parsers only read (``yaml.load`` builds arbitrary objects: not here)."""
+
+
+def _literal(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _read_open(node: ast.Call) -> str | None:
+    """The path of ``open('x.json')`` / ``open('x', 'r', encoding='utf-8')``: a literal path opened to
+    read; None for any other open (a mode that writes, a path built at run time)."""
+    if len(node.args) not in (1, 2) or (path := _literal(node.args[0])) is None or not path:
+        return None
+    mode = _literal(node.args[1]) if len(node.args) == 2 else "r"
+    for kw in node.keywords:
+        if kw.arg == "mode":
+            mode = _literal(kw.value)
+        elif kw.arg not in ("encoding", "errors") or _literal(kw.value) is None:
+            return None
+    return path if mode in _READ_MODES else None
 
 
 @functools.lru_cache(maxsize=512)
-def _harmless_python(code: str) -> bool:
-    """Whether a ``python -c`` program only imports, computes and prints (``import x; print(x.__version__)``):
-    it calls nothing but a few builtins and read-only methods, touches no file, no dunder beyond a
-    version or a name. Importing runs a module's own code: the project's, like its tests."""
+def _python_reads(code: str) -> tuple[str, ...] | None:
+    """Whether a ``python -c`` program only imports, reads, computes and prints (``import x;
+    print(x.__version__)``, ``import sys,json; print(json.load(sys.stdin)['name'])``): it calls nothing
+    but a few builtins, read-only methods, a parser that only reads, and ``open`` of a literal path to
+    read; no dunder beyond a version or a name. Returns the files it opens (judged like any read: a
+    secret or a path outside the project is not harmless), or None when it may do more. Importing runs
+    a module's own code: the project's, like its tests."""
     if len(code) > 2000:
-        return False
+        return None
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
-        return False
+        return None
+    reads: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
+            if isinstance(f, ast.Name) and f.id == "open":
+                path = _read_open(node)
+                if path is None:
+                    return None
+                reads.append(path)
+                continue
             if isinstance(f, ast.Name) and f.id in _SAFE_CALLS:
                 continue
-            if isinstance(f, ast.Attribute) and f.attr in _SAFE_METHODS and not (
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in _LOADERS.get(f.value.id, ()):
+                continue
+            if isinstance(f, ast.Attribute) and (f.attr in _SAFE_METHODS or f.attr in _READ_METHODS) and not (
                     isinstance(f.value, ast.Name) and f.value.id in ("os", "subprocess", "shutil")):
                 continue
-            return False
+            return None
         if isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in (
                 "__version__", "__name__", "__file__", "__path__"):
-            return False
+            return None
         if isinstance(node, ast.Name) and node.id.startswith("__") and node.id not in ("__name__", "__file__"):
-            return False
+            return None
         if isinstance(node, (ast.Delete, ast.Global, ast.Nonlocal, ast.With, ast.AsyncWith, ast.Await, ast.Lambda,
                              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.While, ast.Raise)):
-            return False
+            return None
         if isinstance(node, ast.alias) and node.name.split(".")[0] in ("os", "subprocess", "shutil", "ctypes", "socket",
-                                                                      "pty", "urllib", "http", "requests", "pathlib"):
-            return False
-    return True
+                                                                      "pty", "urllib", "http", "requests", "pathlib",
+                                                                      "builtins", "importlib", "io", "tempfile",
+                                                                      "pickle", "marshal", "multiprocessing", "signal"):
+            return None
+    return tuple(dict.fromkeys(reads))
+
+
+def _harmless_python(code: str) -> bool:
+    """A ``python -c`` program that only imports, computes and prints, opening no file (see
+    :func:`_python_reads`)."""
+    return _python_reads(code) == ()
 
 
 _AWK_RISKY = re.compile(r"\bsystem\b|\|\s*\"|\|&|\bgetline\b|>\s*\"|>>|\bclose\b|\bfflush\b|\bENVIRON\b|print[^;}]*\|")
@@ -1270,5 +1322,83 @@ def _harmless_node(code: str) -> bool:
     return True
 
 
+# --- SQL that only reads ----------------------------------------------------------------------------
+_SQL_READ_STARTS = frozenset({"select", "with", "show", "explain", "values", "table"})
+_SQL_WRITES = frozenset({
+    "insert", "update", "delete", "drop", "alter", "create", "truncate", "grant", "revoke", "copy", "into", "merge",
+    "call", "do", "execute", "prepare", "vacuum", "cluster", "reindex", "lock", "set", "reset", "comment", "security",
+    "refresh", "listen", "notify", "import", "load", "attach", "detach", "pragma", "replace", "upsert", "begin",
+    "commit", "rollback", "savepoint", "release", "discard", "checkpoint", "reassign", "owned", "unlisten"})
+_SQL_KEYWORDS_BEFORE_PAREN = frozenset({
+    "in", "exists", "over", "filter", "any", "all", "some", "values", "as", "from", "join", "on", "and", "or", "not",
+    "where", "select", "when", "then", "else", "using", "lateral", "with", "within", "by", "cast", "row", "array",
+    "distinct", "case", "is", "like", "ilike", "between", "having", "union", "except", "intersect", "limit", "offset",
+    "explain", "analyze", "verbose", "format", "coalesce", "nullif", "greatest", "least", "extract", "interval"})
+_SQL_FUNCTIONS = frozenset({
+    "count", "sum", "avg", "min", "max", "now", "lower", "upper", "length", "char_length", "date_trunc", "date_part",
+    "to_char", "to_date", "to_timestamp", "array_agg", "string_agg", "json_agg", "jsonb_agg", "row_number", "rank",
+    "dense_rank", "round", "abs", "floor", "ceil", "concat", "substring", "substr", "trim", "btrim", "ltrim", "rtrim",
+    "left", "right", "position", "strpos", "replace_text", "split_part", "regexp_replace", "regexp_matches",
+    "version", "current_database", "current_user", "current_schema", "current_setting", "pg_size_pretty",
+    "pg_database_size", "pg_total_relation_size", "pg_relation_size", "pg_table_size", "pg_indexes_size",
+    "jsonb_pretty", "json_build_object", "jsonb_build_object", "to_json", "to_jsonb", "json_extract_path_text",
+    "jsonb_array_length", "json_array_length", "jsonb_object_keys", "array_length", "unnest", "generate_series",
+    "age", "md5", "typeof", "ifnull", "date", "datetime", "strftime", "julianday", "printf", "total", "group_concat",
+    "sqlite_version", "lag", "lead", "first_value", "last_value", "ntile", "percentile_cont", "stddev", "variance",
+    "bool_and", "bool_or", "every", "cardinality", "format_type", "obj_description", "col_description",
+    "pg_get_indexdef", "pg_get_viewdef", "pg_get_constraintdef", "pg_table_is_visible", "has_table_privilege",
+    "quote_ident", "quote_literal", "initcap", "reverse", "repeat", "lpad", "rpad", "encode", "decode", "sign",
+    "mod", "power", "sqrt", "exp", "ln", "log", "random", "uuid", "gen_random_uuid", "current_time",
+    "localtimestamp", "clock_timestamp", "statement_timestamp", "make_interval", "justify_interval", "json_typeof",
+    "jsonb_typeof", "array_to_string", "string_to_array", "exists_", "char", "hex", "instr", "iif", "json_extract"})
+_SQL_META = re.compile(r"\\(d[a-zA-Z]*\+?|l\+?|x|timing|conninfo|encoding|\?)(\s+[\w.\"*]+)*\s*")
+"""psql's commands that only describe (``\\dt``, ``\\d+ users``, ``\\l``); ``\\!``, ``\\copy``, ``\\o``, ``\\i``,
+``\\g``, ``\\gexec``, ``\\c`` and the rest run, write or connect elsewhere."""
+_SQLITE_DOT = re.compile(r"\.(tables|schema|indexes|indices|headers|mode|databases|dbinfo|show|width|nullvalue|help)"
+                         r"(\s+[\w.%*-]+)*\s*")
+"""sqlite3's dot commands that only describe or format (``.output``, ``.shell``, ``.import``, ``.read``, ``.load``
+and the rest write, run or open)."""
+_SQL_STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+_SQL_WORD = re.compile(r"[A-Za-z_][\w$]*")
+
+
+@functools.lru_cache(maxsize=512)
+def _harmless_sql(code: str) -> bool:
+    """SQL that only reads: every statement a ``SELECT`` / ``WITH`` / ``SHOW`` / ``EXPLAIN`` (``EXPLAIN
+    ANALYZE`` runs the statement: of a read, a read) / ``VALUES``, with no word that writes anywhere
+    (a ``WITH`` may hold a ``DELETE``; ``SELECT ... INTO`` makes a table; ``FOR UPDATE`` locks rows), and
+    no function but the standard ones that compute (a function of the database may do anything); or
+    psql's and sqlite3's describing commands. Strings are data; dollar quoting, comments and psql variables are not read."""
+    if len(code) > 2000 or "$$" in code or "--" in code or "/*" in code or ":'" in code:
+        return False
+    lines = [ln.strip() for ln in code.splitlines() if ln.strip()]
+    sql_lines = []
+    for ln in lines:
+        if ln.startswith("\\"):
+            if not _SQL_META.fullmatch(ln):
+                return False
+        elif ln.startswith("."):
+            if not _SQLITE_DOT.fullmatch(ln):
+                return False
+        else:
+            sql_lines.append(ln)
+    text = _SQL_STRING.sub(" _string_ ", " ".join(sql_lines))
+    if "'" in text or "\\" in text or '"' in text:
+        return False  # an unclosed string, or a psql command after SQL on one line
+    for stmt in text.split(";"):
+        words = [m.group(0).lower() for m in _SQL_WORD.finditer(stmt)]
+        if not words:
+            continue
+        if words[0] not in _SQL_READ_STARTS or _SQL_WRITES & set(words):
+            return False
+        if "analyze" in words and words[:2] not in (["explain", "analyze"], ["explain", "verbose"]):
+            return False
+        for m in re.finditer(r"([A-Za-z_][\w$.]*)\s*\(", stmt):
+            name = m.group(1).lower().rsplit(".", 1)[-1]
+            if name not in _SQL_FUNCTIONS and name not in _SQL_KEYWORDS_BEFORE_PAREN:
+                return False
+    return True
+
+
 _HARMLESS: dict[str, Callable[[str], bool]] = {"python": _harmless_python, "awk": _harmless_awk, "sed": _harmless_sed,
-                                              "perl": _harmless_perl, "node": _harmless_node}
+                                              "perl": _harmless_perl, "node": _harmless_node, "sql": _harmless_sql}

@@ -22,6 +22,29 @@ K: Knowledge = compiled_rules(POLICY).knowledge
 PROJECT = "/home/dev/project"
 
 SAFE = [
+    # session 9 (the fifth blind set): inline Python that reads stdin or a file and prints; read-only SQL
+    "python -c \"import json; d=json.load(open('template.json')); print(json.dumps(d.get('Actor',{}), indent=2))\"",
+    "gh api repos/o/r | python3 -c \"import sys,json; print(json.load(sys.stdin).get('homepage',''))\"",
+    "python3 -c \"import yaml; print(yaml.safe_load(open('config.yml'))['name'])\"",
+    "psql -d agriprofit -c \"EXPLAIN ANALYZE SELECT * FROM price_history LIMIT 100\"",
+    "psql -U postgres -d tracker -c \"\\dt task*\"",
+    "psql -d app -c \"SELECT count(*) FROM users WHERE name = 'DROP'\"",  # a string is data
+    "sqlite3 db.sqlite3 \".tables\"",
+    "sqlite3 db.sqlite3 \"SELECT id, email FROM users LIMIT 5\"",
+    "docker-compose exec frontend rm -rf node_modules",  # judged as run here: a dependency folder
+    "docker compose exec -T web ls -la",
+    "dotnet --list-sdks",
+    "make quality",
+    "./gradlew pmdMain pmdTest --no-daemon",
+    "pre-commit install",
+    "pm2 logs worker",
+    "xcrun simctl list devices available",
+    "unix2dos run-demo.ps1",
+    "git rebase main",
+    "python scripts/build.py --release",  # a mode, not a wipe
+    "ps aux",
+    "ps -eo pid,comm,etime",
+    "ps -C chrome",
     "mkdir -p {commands,hooks,examples,docs}",  # brace expansion of plain words: four known paths
     "cp config.yaml{,.bak}",
     "ln -s ../shared/config.json config/shared.json",  # a symlink's target is read from its own folder
@@ -194,6 +217,35 @@ UNSAFE = [
     ("python tools/scan.py ~/.ssh/id_rsa", "holds secrets"),  # a project script given a key to read
     ("node scripts/upload.js --file=/home/dev/.aws/credentials", "holds secrets"),
     ("rm -f ~/app.log", "outside the project"),
+    # session 9 (the fifth blind set, and the forms next to its new safe ones)
+    ("PYTHONPATH=src python scripts/setup/init_db.py --drop-all", "an argument of a project program"),
+    ("./manage.sh --reset-db", "an argument of a project program"),
+    ("git rebase -i HEAD~9", "git rebase -i"),
+    ("ps eww 48213", "shows secrets"),  # BSD `e`: every process's environment
+    ("ps auxe", "shows secrets"),
+    ("python3 -c \"print(open('.env').read())\"", "holds secrets"),
+    ("python3 -c \"print(open('/home/dev/other/notes').read())\"", "outside the project"),
+    ("python3 -c \"open('x.txt','w').write('1')\"", "runs inline code"),
+    ("python3 -c \"import yaml; print(yaml.load(open('a.yml')))\"", "runs inline code"),  # builds any object
+    ("python3 -c \"import sys; print(open(sys.argv[1]).read())\" ~/.ssh/id_rsa", "runs inline code"),
+    ("psql -d app -c 'DROP TABLE users'", "SQL that does more than read"),
+    ("psql -d app -c 'SELECT 1; DELETE FROM users'", "SQL that does more than read"),
+    ("psql -d app -c 'WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d'", "SQL that does more than read"),
+    ("psql -d app -c 'SELECT * INTO backup FROM users'", "SQL that does more than read"),
+    ("psql -d app -c 'SELECT pg_terminate_backend(123)'", "SQL that does more than read"),
+    ("psql -d app -c 'SELECT purge_old_rows()'", "SQL that does more than read"),  # the database's own function
+    ("psql -d app -c '\\! rm -rf /'", "SQL that does more than read"),
+    ("psql -h db.prod.example.com -d app -c 'SELECT 1'", "psql -h"),
+    ("psql postgres://u:p@db.example.com/app -c 'SELECT 1'", "not a known form of psql"),
+    ("psql -d app", "runs code nobody has read"),  # whatever its input holds
+    ("psql -d app -f seed.sql", "psql -f"),
+    ("sqlite3 db.sqlite3 '.shell rm -rf ~'", "SQL that does more than read"),
+    ("sqlite3 ~/.mozilla/cookies.sqlite 'SELECT * FROM moz_cookies'", "outside the project"),
+    ("docker exec -it web rm -rf /", "deletes /"),
+    ("docker exec -u root web ls", "docker exec -u"),
+    ("docker compose exec db psql -U app", "runs code nobody has read"),
+    ("pm2 delete all", "not a known pm2 subcommand"),
+    ("dos2unix /etc/hosts", "writes /etc/hosts"),
 ]
 
 
