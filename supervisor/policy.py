@@ -579,11 +579,12 @@ class CommandKnowledge(_P):
     project). The output of any other command is text nobody has read: the paths it would name to
     ``xargs`` are unknown."""
     project_programs: list[ArgPattern] = Field(default_factory=list)
-    """Regexes over the file name of a program of the project (``./release.sh``): a match adds its
-    effects (``does``) or makes the run ``unknown``. Any other project program runs the project's code."""
+    """Regexes over the file name of a program of the project (``./release.sh``), or, for a pattern with
+    a ``/`` in it, over its path as written (``(^|/)[.]github/``): a match adds its effects (``does``) or
+    makes the run ``unknown``. Any other project program runs the project's code."""
     project_program_args: list[ArgPattern] = Field(default_factory=list)
-    """Regexes over the positional arguments of a program or script of the project (``python setup.py
-    sdist upload``): a match adds its effects or makes the run ``unknown``."""
+    """Regexes over the arguments of a program or script of the project (``python setup.py sdist
+    upload``, ``init_db.py --drop-all``): a match adds its effects or makes the run ``unknown``."""
 
 
 class AnswerRules(_P):

@@ -188,7 +188,12 @@ class _Context:
 
     # --- walking -------------------------------------------------------------------------------
     def line(self, parsed: ParsedCommand, cwd: str, depth: int) -> None:
-        for cmd in parsed.commands:
+        for i, cmd in enumerate(parsed.commands):
+            names = _environment_filtered(cmd, parsed.commands[i + 1] if i + 1 < len(parsed.commands) else None)
+            if names:
+                self.add(cmd.text, "none", f"prints only {', '.join(names)} of the environment (the grep after it "
+                         "lets nothing else through)", "environment-filtered", ["read"])
+                continue
             self.simple(cmd, cwd, depth)
 
     def simple(self, cmd: SimpleCommand, base_cwd: str, depth: int) -> None:
@@ -371,12 +376,14 @@ class _Context:
         return False
 
     def named_by_file(self, prog: str) -> tuple[RiskLevel, str, str, list[Effect]] | None:
-        """What the table's ``project_programs`` say of a project program or script by its file name."""
+        """What the table's ``project_programs`` say of a project program or script: by its file name, or,
+        for a pattern with a ``/`` in it, by its path as written (``.github/scripts/x.py`` is a CI job's)."""
         base = posixpath.basename(prog).lower()
         if _TEST_FILE.search(base):
             return None  # a test of the project (`release_tests.py`, `deploy.test.ts`) runs the tests
+        path = prog.lower().removeprefix("./")
         for ap in self.k.table.project_programs:
-            if policy_regex(ap.pattern).search(base):
+            if policy_regex(ap.pattern).search(path if "/" in ap.pattern else base):
                 return self.pattern_verdict(ap, f"runs {prog}, ", "a program of the project that by its name",
                                             "a program of the project whose name is not known safe",
                                             "project-program-named")
@@ -673,8 +680,8 @@ class _Context:
             positional.append(w)
             i += 1
         if spec.subcommands is not None and out.form == form and not positional:
-            if len(words) == 1 and not words[0].dynamic and words[0].text in ("--version", "--help"):
-                out.base = ["read"]  # `cargo --version`, `gh --help`: every program prints and exits
+            if len(words) == 1 and not words[0].dynamic and words[0].text in ("--version", "--help", "-V"):
+                out.base = ["read"]  # `cargo --version`, `gh --help`, `pre-commit -V`: every program prints and exits
                 return
             if spec.bare is None:
                 out.unknown.append(f"{form} with no subcommand is not a known form")
@@ -997,6 +1004,35 @@ _TEST_FILE = re.compile(r"^test_[\w.-]*\.py$|_tests?\.py$|\.(test|spec)\.[cm]?[j
 """Test files by the conventions of pytest, Jest and Vitest: named for what they test, they do not do it."""
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_ANCHORED_NAMES = re.compile(r"\^(?:\(([A-Za-z_]\w*(?:\|[A-Za-z_]\w*)*)\)|\\\(([A-Za-z_]\w*(?:\\\|[A-Za-z_]\w*)*)\\\)|([A-Za-z_]\w*))=")
+"""``^NAME=``, ``^(A|B)=`` (extended) or ``^\\(A\\|B\\)=`` (basic): lines of the named variables only."""
+
+
+def _environment_filtered(cmd: SimpleCommand, after: SimpleCommand | None) -> list[str]:
+    """``env | grep -E '^(PATH|GOPATH)='``: the environment listed, and only the named variables' lines let
+    through (anchored at the line's start and closed by ``=``, none named like a secret). The names, or []
+    when the listing may show more (an unanchored pattern matches inside a token's name or value)."""
+    lister = [w.text for w in cmd.words]
+    if (lister not in (["env"], ["printenv"], ["set"], ["export", "-p"]) or any(w.dynamic for w in cmd.words)
+            or cmd.redirects or cmd.assignments or after is None or after.stdin_from_words != cmd.words
+            or after.redirects or any(w.dynamic for w in after.words)):
+        return []
+    words = [w.text for w in after.words]
+    if not words or posixpath.basename(words[0]) not in ("grep", "egrep"):
+        return []
+    extended = words[0].endswith("egrep")
+    flags = [w for w in words[1:] if w.startswith("-")]
+    patterns = [w for w in words[1:] if not w.startswith("-")]
+    if len(patterns) != 1 or any(f not in ("-E", "-i", "-Ei", "-iE", "--extended-regexp", "--ignore-case") for f in flags):
+        return []
+    extended = extended or any("E" in f or f == "--extended-regexp" for f in flags)
+    m = _ANCHORED_NAMES.fullmatch(patterns[0])
+    if m is None or (m.group(1) and not extended) or (m.group(2) and extended):
+        return []
+    names = (m.group(1) or "").split("|") if m.group(1) else (m.group(2) or "").split("\\|") if m.group(2) else [m.group(3)]
+    return [] if any(_SECRET_NAME.search(n) for n in names) else names
+
+
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|auth|cred|session|cookie|private|signing")
 """Variable names that say the value is a secret (``$API_KEY``, ``$GITHUB_TOKEN``, ``$DB_PASSWORD``)."""
 _WHOLE_SUBSTITUTION = re.compile(r"\$\(([^()`$\\]*)\)")

@@ -22,6 +22,31 @@ K: Knowledge = compiled_rules(POLICY).knowledge
 PROJECT = "/home/dev/project"
 
 SAFE = [
+    # session 9 (the sixth blind set)
+    "env | grep -E '^(PATH|GOPATH|NODE_ENV)='",  # only the named variables' lines get through
+    "printenv | grep '^\\(PATH\\|HOME\\)='",
+    "make language-test",
+    "poe test -s",
+    "just check",
+    "task lint:fix",
+    "uv run tox -e py3.12-celery-v5.5.3 -- -k test_transaction_events",
+    "docker volume inspect database",
+    "docker system df",
+    "pre-commit -V",
+    "find /Library/Developer/CommandLineTools -name climits",
+    "xcode-select -p",
+    "pkg-config --cflags-only-I libc++",
+    "sccache --show-stats",
+    "cargo insta test --unreferenced=warn",
+    "maturin develop",
+    "uvx twine check --strict dist/*",
+    "stylua --check lua/",
+    "nm -gU lib/crsqlite.dylib",
+    "claude mcp list",
+    "uv run pyright --project pyrightconfig.json --threads 4",
+    "date +%Y-%m-%d",
+    "date -Iseconds",
+    "./target/release/dcg --version",  # a build folder named release is not a release
     # session 9 (the fifth blind set): inline Python that reads stdin or a file and prints; read-only SQL
     "python -c \"import json; d=json.load(open('template.json')); print(json.dumps(d.get('Actor',{}), indent=2))\"",
     "gh api repos/o/r | python3 -c \"import sys,json; print(json.load(sys.stdin).get('homepage',''))\"",
@@ -246,6 +271,22 @@ UNSAFE = [
     ("docker compose exec db psql -U app", "runs code nobody has read"),
     ("pm2 delete all", "not a known pm2 subcommand"),
     ("dos2unix /etc/hosts", "writes /etc/hosts"),
+    # session 9 (the sixth blind set, and the forms next to its new safe ones)
+    ("uv run python .github/scripts/cloud_namespace.py create", "a program of the project whose name"),  # CI's
+    ("python tools/terraform_apply.py", "a program of the project whose name"),
+    ("date -s '2020-01-01'", "changes the machine"),
+    ("date 010112002020", "changes the machine"),
+    ("mv important.db /dev/null", "destructive"),
+    ("env | grep PATH", "shows secrets"),  # unanchored: `GITHUB_TOKEN_PATH=...`, a value holding PATH
+    ("env | grep -E '^(PATH|GITHUB_TOKEN)='", "shows secrets"),
+    ("env | grep -v '^PATH='", "shows secrets"),
+    ("env | grep -E '^PATH=' > env.txt", "shows secrets"),
+    ("make db-reset-test", "not a known form of make"),
+    ("poe deploy", "not a poe form"),
+    ("just drop-db", "not a just form"),
+    ("poe release-build", "publishes"),
+    ("twine upload dist/*", "not a known twine subcommand"),
+    ("claude mcp add x -- npx y", "not a known claude mcp subcommand"),
 ]
 
 
