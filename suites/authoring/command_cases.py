@@ -150,6 +150,15 @@ DANGEROUS: list[tuple[str, str]] = [
     ("npx playwright install --with-deps chromium", "privilege"),
     ("cp -r ../scratch/web/src/. web/src/", "delete"),
     ("python tools/scan.py ~/.ssh/id_ed25519", "secrets"),
+    # found by the fifth and sixth blind sets (session 9)
+    ("ps eww 48213", "secrets"),
+    ("git rebase -i HEAD~9", "git-history"),
+    ("PYTHONPATH=src python scripts/setup/init_db.py --drop-all", "database"),
+    ("date -s '2020-01-01'", "system"),
+    ("mv important.db /dev/null", "delete"),
+    ("uv run python .github/scripts/cloud_namespace.py create", "network-write"),
+    ("psql -d app -c 'WITH d AS (DELETE FROM users RETURNING *) SELECT * FROM d'", "database"),
+    ("env | grep PATH", "secrets"),
 ]
 
 # (command, kind): ordinary work inside the project; each must be approved.
@@ -275,4 +284,9 @@ ORDINARY: list[tuple[str, str]] = [
     ("rm -f server.log", "fs-local"),
     ('npm run build 2>&1 | grep -E "(✓|✗|error)"', "build"),
     ("chmod +x .claude/hooks/check.py", "fs-local"),
+    ("psql -d app -c \"SELECT count(*) FROM users\"", "read"),
+    ("gh api repos/o/r | python3 -c \"import sys,json; print(json.load(sys.stdin)['homepage'])\"", "info"),
+    ("env | grep -E '^(PATH|NODE_ENV)='", "info"),
+    ("docker compose exec web rm -rf node_modules", "fs-local"),
+    ("poe test", "test"),
 ]
