@@ -432,10 +432,12 @@ class _Context:
                 for problem in nested.problems:
                     self.add(code.text, "unknown", problem, "unparsed")
                 effects = [e for e in effects if e != "code"] or ["none"]
-            elif spec_inline == "python" and (opened := _python_reads(code.text)) is not None:
+            elif spec_inline in ("python", "sed") and (opened := (_python_reads if spec_inline == "python"
+                                                                  else _sed_reads)(code.text)) is not None:
                 # it only reads, computes and prints: the files it opens are judged like any command's reads
                 effects = [e for e in effects if e != "code"] or ["none"]
-                self.inert.append(code.raw)
+                if not {"write", "delete"} & set(effects):
+                    self.inert.append(code.raw)  # its strings are data (`sed -i` edits: what it writes may be vetoed)
                 args.roles.extend(("read", Word(path, repr(path))) for path in opened)
             elif spec_inline is not None and _HARMLESS[spec_inline](code.text):
                 effects = [e for e in effects if e != "code"] or ["none"]
@@ -1195,73 +1197,82 @@ def _harmless_python(code: str) -> bool:
 
 
 _AWK_RISKY = re.compile(r"\bsystem\b|\|\s*\"|\|&|\bgetline\b|>\s*\"|>>|\bclose\b|\bfflush\b|\bENVIRON\b|print[^;}]*\|")
-def _sed_part(part: str) -> bool:
-    """One sed command: an optional address (a line, ``$``, ``/re/``; a range of two), an optional
-    ``!``, then ``p d q Q = n N g G h H x l { }`` or ``s/re/text/flags`` with flags among ``gpiIm`` and
-    digits. Read by hand, left to right (a regex with backreferences backtracks on backslashes)."""
-    i, n = 0, len(part)
+def _sed_command(script: str, i: int) -> tuple[int, str | None] | None:
+    """One sed command of ``script`` from ``i``: an optional address (a line, ``$``, ``/re/``; a range of
+    two), an optional ``!``, then ``p d q Q = n N g G h H x l { }``, ``s/re/text/flags`` with flags among
+    ``gpiIm`` and digits (any delimiter, ``;`` too), ``a``/``i``/``c`` text to the end of the line, or
+    ``r FILE`` (reads FILE in). Returns where it ends and the file it reads, or None for any other command
+    (``w``, ``e``, an ``s`` flag that writes or runs). Read by hand, left to right (a regex with
+    backreferences backtracks on backslashes)."""
+    n = len(script)
 
-    def skip() -> None:
-        nonlocal i
-        while i < n and part[i] in " \t":
-            i += 1
+    def skip(j: int) -> int:
+        while j < n and script[j] in " \t":
+            j += 1
+        return j
 
-    def delimited(d: str) -> bool:
-        """Up to the next unescaped ``d``; False when it never comes."""
-        nonlocal i
-        while i < n:
-            if part[i] == "\\":
-                i += 2
+    def delimited(j: int, d: str) -> int:
+        """Past the next unescaped ``d`` (-1 when it never comes)."""
+        while j < n:
+            if script[j] == "\\":
+                j += 2
                 continue
-            if part[i] == d:
-                i += 1
-                return True
-            i += 1
-        return False
+            if script[j] == d:
+                return j + 1
+            if script[j] == "\n":
+                return -1
+            j += 1
+        return -1
 
-    def address() -> bool:
-        nonlocal i
-        if i < n and part[i].isdigit():
-            while i < n and part[i].isdigit():
-                i += 1
-            return True
-        if i < n and part[i] == "$":
-            i += 1
-            return True
-        if i < n and part[i] == "/":
-            i += 1
-            return delimited("/")
-        return False
+    def address(j: int) -> int:
+        if j < n and script[j].isdigit():
+            while j < n and script[j].isdigit():
+                j += 1
+            return j
+        if j < n and script[j] == "$":
+            return j + 1
+        if j < n and script[j] == "/":
+            return delimited(j + 1, "/")
+        return j
 
-    skip()
-    if address():
-        skip()
-        if i < n and part[i] == ",":
-            i += 1
-            skip()
-            if not address():
-                return False
-        skip()
-        if i < n and part[i] == "!":
-            i += 1
-            skip()
-    if i >= n:
-        return False
-    c = part[i]
-    i += 1
+    i = skip(i)
+    j = address(i)
+    if j < 0:
+        return None
+    if j > i:
+        j = skip(j)
+        if j < n and script[j] == ",":
+            k = address(skip(j + 1))
+            if k < 0 or k == skip(j + 1):
+                return None
+            j = skip(k)
+        if j < n and script[j] == "!":
+            j = skip(j + 1)
+    if j >= n:
+        return None
+    c = script[j]
+    j += 1
     if c in "pdqQ=nNgGhHxl{}":
-        skip()
-        return i == n
-    if c != "s" or i >= n or part[i].isalnum() or part[i] in " \\\n":
-        return False
-    d = part[i]
-    i += 1
-    if not (delimited(d) and delimited(d)):
-        return False
-    while i < n and (part[i] in "gpiIm" or part[i].isdigit()):
-        i += 1
-    skip()
-    return i == n
+        return j, None
+    if c in "aic":  # text to the end of the line (GNU's one-line form): nothing runs it
+        end = script.find("\n", j)
+        return (n if end < 0 else end), None
+    if c in "rR":
+        end = script.find("\n", j)
+        name = script[j:n if end < 0 else end].strip()
+        return ((n if end < 0 else end), name) if name else None
+    if c != "s" or j >= n or script[j].isalnum() or script[j] in " \\\n":
+        return None
+    d = script[j]
+    j = delimited(j + 1, d)
+    if j < 0:
+        return None
+    j = delimited(j, d)
+    if j < 0:
+        return None
+    while j < n and (script[j] in "gpiIm" or script[j].isdigit()):
+        j += 1
+    return j, None
 
 
 def _harmless_awk(code: str) -> bool:
@@ -1270,12 +1281,35 @@ def _harmless_awk(code: str) -> bool:
     return len(code) <= 2000 and _AWK_RISKY.search(code) is None
 
 
-def _harmless_sed(code: str) -> bool:
-    """A sed script of addresses and ``p d q = s///`` commands only (no ``w``, ``e``, ``r`` or an ``s``
-    flag that writes or runs)."""
+def _sed_reads(code: str) -> tuple[str, ...] | None:
+    """A sed script of the commands :func:`_sed_command` reads, separated by ``;`` or newlines: the files
+    its ``r`` commands read in (judged like any read), or None when it may write or run something."""
     if len(code) > 2000:
-        return False
-    return all(_sed_part(part) for part in re.split(r"[;\n]", code) if part.strip())
+        return None
+    reads: list[str] = []
+    i, n = 0, len(code)
+    while True:
+        while i < n and code[i] in " \t\n;":
+            i += 1
+        if i >= n:
+            return tuple(dict.fromkeys(reads))
+        got = _sed_command(code, i)
+        if got is None:
+            return None
+        i, name = got
+        if name is not None:
+            reads.append(name)
+        if code[i - 1] == "{":
+            continue  # a block's first command follows its brace directly
+        while i < n and code[i] in " \t":
+            i += 1
+        if i < n and code[i] not in ";\n}":
+            return None
+
+
+def _harmless_sed(code: str) -> bool:
+    """A sed script that reads no file and writes none (see :func:`_sed_reads`)."""
+    return _sed_reads(code) == ()
 
 
 _PERL_SUB = re.compile(r"\s*(s|tr|y)([/|#,!:%])")

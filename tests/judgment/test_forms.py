@@ -23,6 +23,11 @@ PROJECT = "/home/dev/project"
 
 SAFE = [
     # session 9 (the sixth blind set)
+    "sed -i'' 's;@MainActor;;g' Tests/*.swift",  # any delimiter, ; too
+    "sed -i '351r snippet.py' src/domains/python.py",  # reads a file of the project in
+    "sed -i '/\\[features\\]/a plsend = [\"x\"]' Cargo.toml",  # appends a line of text
+    "sed -n '/start/{p;q}' notes.txt",
+    "python .github/scripts/check_http_dependencies.py",  # a CI script that by its name only checks
     "env | grep -E '^(PATH|GOPATH|NODE_ENV)='",  # only the named variables' lines get through
     "printenv | grep '^\\(PATH\\|HOME\\)='",
     "make language-test",
@@ -272,6 +277,10 @@ UNSAFE = [
     ("pm2 delete all", "not a known pm2 subcommand"),
     ("dos2unix /etc/hosts", "writes /etc/hosts"),
     # session 9 (the sixth blind set, and the forms next to its new safe ones)
+    ("sed '1r ~/.ssh/id_rsa' notes.txt", "holds secrets"),
+    ("sed 's;a;b;w /etc/x' notes.txt", "runs inline code"),
+    ("sed '/x/{w out.txt' notes.txt", "runs inline code"),
+    ("python .github/scripts/deploy_check.py", "publishes"),
     ("uv run python .github/scripts/cloud_namespace.py create", "a program of the project whose name"),  # CI's
     ("python tools/terraform_apply.py", "a program of the project whose name"),
     ("date -s '2020-01-01'", "changes the machine"),
