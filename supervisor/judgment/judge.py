@@ -500,6 +500,9 @@ class _Context:
             extra = None
             if why == "uv run" and not argv[0].dynamic and argv[0].text.endswith(".py"):
                 argv = [Word("python", "python"), *argv]  # `uv run main.py` runs the script with Python
+            elif why == "uv run" and any(w is argv[0] for w in words) and any(
+                    w.text in ("-m", "--module") for w in words[:next(i for i, w in enumerate(words) if w is argv[0])]):
+                argv = [Word("python", "python"), Word("-m", "-m"), *argv]  # `uv run -m pytest`: a module
             if spec.inline == "python" and self.project_module(argv, text, cwd):
                 continue
             if why == "xargs":

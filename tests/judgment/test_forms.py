@@ -23,6 +23,7 @@ PROJECT = "/home/dev/project"
 
 SAFE = [
     # session 9 (the sixth blind set)
+    "UV_PROJECT_ENVIRONMENT=.venv_310 uv run --python 3.10 -m pytest",  # a module, run as python -m runs it
     "sed -i'' 's;@MainActor;;g' Tests/*.swift",  # any delimiter, ; too
     "sed -i '351r snippet.py' src/domains/python.py",  # reads a file of the project in
     "sed -i '/\\[features\\]/a plsend = [\"x\"]' Cargo.toml",  # appends a line of text
@@ -277,6 +278,7 @@ UNSAFE = [
     ("pm2 delete all", "not a known pm2 subcommand"),
     ("dos2unix /etc/hosts", "writes /etc/hosts"),
     # session 9 (the sixth blind set, and the forms next to its new safe ones)
+    ("uv run -m some_tool --go", "some_tool is not a known command"),
     ("sed '1r ~/.ssh/id_rsa' notes.txt", "holds secrets"),
     ("sed 's;a;b;w /etc/x' notes.txt", "runs inline code"),
     ("sed '/x/{w out.txt' notes.txt", "runs inline code"),
