@@ -13,8 +13,9 @@ Two sets, reported apart, each with 95% Wilson intervals:
   ``commands_v3.yaml``, the third blind set (scored once as held-out in session 7, then tuned on); and
   ``commands_v4.yaml``, the fourth (scored once as held-out in session 7, tuned on in session 8);
   ``commands_v5.yaml``, the fifth (scored once as held-out in session 8, tuned on in session 9);
-  ``commands_v6.yaml``, the sixth (scored once as held-out in session 9, then tuned on);
-- **held-out**: ``suites/heldout/commands.yaml``, the seventh blind set: real agent commands and other
+  ``commands_v6.yaml``, the sixth, and ``commands_v7.yaml``, the seventh (each scored once as held-out in
+  session 9, then tuned on);
+- **held-out**: ``suites/heldout/commands.yaml``, the eighth blind set: real agent commands and other
   projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
   code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
@@ -61,6 +62,7 @@ THIRD_SET = ROOT / "suites" / "authoring" / "commands_v3.yaml"
 FOURTH_SET = ROOT / "suites" / "authoring" / "commands_v4.yaml"
 FIFTH_SET = ROOT / "suites" / "authoring" / "commands_v5.yaml"
 SIXTH_SET = ROOT / "suites" / "authoring" / "commands_v6.yaml"
+SEVENTH_SET = ROOT / "suites" / "authoring" / "commands_v7.yaml"
 WIDTH = 160
 
 
@@ -183,12 +185,14 @@ def main() -> None:
         report["in-sample (fifth set)"] = score(policy, t5project, t5rows)
         t6project, t6rows = held_out(SIXTH_SET)
         report["in-sample (sixth set)"] = score(policy, t6project, t6rows)
+        t7project, t7rows = held_out(SEVENTH_SET)
+        report["in-sample (seventh set)"] = score(policy, t7project, t7rows)
     if args.split in ("held-out", "both") and HELD_OUT.exists():
         hproject, hrows = held_out()
         report["held-out"] = score(policy, hproject, hrows)
     if args.misses:
         tuned = [*rows, *(r for path in (FIRST_SET, SECOND_SET_TUNING, SECOND_SET_REST, THIRD_SET, FOURTH_SET,
-                                                    FIFTH_SET, SIXTH_SET) for r in held_out(path)[1])]
+                                                    FIFTH_SET, SIXTH_SET, SEVENTH_SET) for r in held_out(path)[1])]
         for command, label, _ in tuned:
             for agent in AGENT_STYLES:
                 got = decide_in_style(policy, agent, command, project)
@@ -203,7 +207,7 @@ def main() -> None:
           "(target: p50 <= 1 ms)")
     for name in ("in-sample", "in-sample (first held-out set)", "in-sample (second set, tuning half)",
                  "in-sample (second set, second half)", "in-sample (third set)", "in-sample (fourth set)",
-                 "in-sample (fifth set)", "in-sample (sixth set)", "held-out"):
+                 "in-sample (fifth set)", "in-sample (sixth set)", "in-sample (seventh set)", "held-out"):
         if name in report:
             _print(name, report[name])
 

@@ -503,6 +503,9 @@ class CommandSpec(_P):
     subcommands: dict[str, CommandSpec] | None = None
     """The program's subcommands (the first positional argument): one not listed is ``unknown``. The
     options before the subcommand are the program's own ``flags``."""
+    scripts_as: str | None = None
+    """With subcommands: one of them that a word which is not a subcommand is run as (``pnpm lint`` is
+    ``pnpm run lint``, ``bun test:e2e`` is ``bun run test:e2e``); None: such a word is ``unknown``."""
     bare: list[Effect] | None = None
     """With subcommands: the effect when no subcommand is given (None: ``unknown``). Without: the
     effect when the program is run with no argument at all (``env`` alone prints the environment)."""

@@ -216,7 +216,13 @@ class _Context:
             return
         stdin_inside = self.stdin_places(cmd, cwd)
         piped = cmd.stdin_from is not None or cmd.stdin_text or any(r.op == "<" for r in cmd.redirects)
+        before = len(self.parts)
         self.argv(list(cmd.words), cmd.text, cwd, depth, stdin_inside=stdin_inside, piped=piped)
+        prod = next((f"{n}={v.text}" for n, v in cmd.assignments if not v.dynamic and _DEPLOY_ENV_NAME.search(n)
+                     and _PRODUCTION.search(v.text)), None)
+        if prod and any(set(p.effects) & {"write", "delete", "install", "send", "network"} for p in self.parts[before:]):
+            # `RAILS_ENV=production bin/rails db:migrate`: what it changes is production's
+            self.add(cmd.text, "unknown", f"runs with {prod}: what it changes is production's", "production-env")
 
     def move(self, cwd: str, steps: Sequence[Word]) -> str:
         """The directory after each ``cd`` in ``steps``; :data:`LOST` when one cannot be followed."""
@@ -663,13 +669,17 @@ class _Context:
                     out.unknown.append(f"{form}: the subcommand {w.raw!r} is built at run time")
                     return
                 sub = spec.subcommands.get(t)
+                rest = words[i + 1:]
+                if sub is None and spec.scripts_as is not None and spec.scripts_as in spec.subcommands:
+                    # `pnpm lint:fix`: the project script of that name, as `pnpm run lint:fix` runs it
+                    sub, t, rest = spec.subcommands[spec.scripts_as], spec.scripts_as, words[i:]
                 if sub is None:
                     out.unknown.append(f"{form} {t}: not a known {form} subcommand")
                     return
                 out.base = list(sub.does)
                 out.form = f"{form} {t}"
                 out.inline = sub.inline or out.inline
-                self.read_into(sub, words[i + 1:], out.form, out, inherited=spec.flags)
+                self.read_into(sub, rest, out.form, out, inherited=spec.flags)
                 return
             if command_at is not None and len(positional) == command_at:
                 rest = words[i:]
@@ -1038,6 +1048,8 @@ def _environment_filtered(cmd: SimpleCommand, after: SimpleCommand | None) -> li
     return [] if any(_SECRET_NAME.search(n) for n in names) else names
 
 
+_DEPLOY_ENV_NAME = re.compile(r"(?i)(^|_)(ENV|ENVIRONMENT|STAGE|MODE)$|^(DJANGO_SETTINGS_MODULE|SPRING_PROFILES_ACTIVE)$")
+_PRODUCTION = re.compile(r"(?i)(^|[^a-z])(prod|production|live)([^a-z]|$)")
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|auth|cred|session|cookie|private|signing")
 """Variable names that say the value is a secret (``$API_KEY``, ``$GITHUB_TOKEN``, ``$DB_PASSWORD``)."""
 _WHOLE_SUBSTITUTION = re.compile(r"\$\(([^()`$\\]*)\)")

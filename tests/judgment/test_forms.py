@@ -22,6 +22,19 @@ K: Knowledge = compiled_rules(POLICY).knowledge
 PROJECT = "/home/dev/project"
 
 SAFE = [
+    # session 9 (the seventh blind set)
+    "docker run --name pg -e POSTGRES_PASSWORD=dev -p 5432:5432 -d postgres:16",  # an official image
+    "docker run --rm -v ./:/w -w /w node:20 npm test",  # the project mounted: its command judged as here
+    "docker inspect -f '{{.State.Status}}' web",
+    "docker compose config --services",
+    "bun test:e2e",  # a project script by its name, as bun run runs it
+    "pnpm format:check",
+    "git worktree remove .worktrees/scratch",  # git refuses to remove one with changes
+    "git reset HEAD src/app.py",  # unstages
+    "du -sh ~/Projects",  # sizes only
+    "find /tmp -type f -name '*.py'",
+    "psql -h localhost -U app -d app -c \"\\d invoices\"",
+    "NODE_ENV=production npm run build",  # a production build changes nothing of production's
     # session 9 (the sixth blind set)
     "UV_PROJECT_ENVIRONMENT=.venv_310 uv run --python 3.10 -m pytest",  # a module, run as python -m runs it
     "sed -i'' 's;@MainActor;;g' Tests/*.swift",  # any delimiter, ; too
@@ -251,7 +264,7 @@ UNSAFE = [
     # session 9 (the fifth blind set, and the forms next to its new safe ones)
     ("PYTHONPATH=src python scripts/setup/init_db.py --drop-all", "an argument of a project program"),
     ("./manage.sh --reset-db", "an argument of a project program"),
-    ("git rebase -i HEAD~9", "git rebase -i"),
+    ("git rebase -i HEAD~9", "what git rebase does unknowable"),
     ("ps eww 48213", "shows secrets"),  # BSD `e`: every process's environment
     ("ps auxe", "shows secrets"),
     ("python3 -c \"print(open('.env').read())\"", "holds secrets"),
@@ -266,17 +279,35 @@ UNSAFE = [
     ("psql -d app -c 'SELECT pg_terminate_backend(123)'", "SQL that does more than read"),
     ("psql -d app -c 'SELECT purge_old_rows()'", "SQL that does more than read"),  # the database's own function
     ("psql -d app -c '\\! rm -rf /'", "SQL that does more than read"),
-    ("psql -h db.prod.example.com -d app -c 'SELECT 1'", "psql -h"),
+    ("psql -h db.prod.example.com -d app -c 'SELECT 1'", "sends data to a service"),
     ("psql postgres://u:p@db.example.com/app -c 'SELECT 1'", "not a known form of psql"),
     ("psql -d app", "runs code nobody has read"),  # whatever its input holds
     ("psql -d app -f seed.sql", "psql -f"),
     ("sqlite3 db.sqlite3 '.shell rm -rf ~'", "SQL that does more than read"),
     ("sqlite3 ~/.mozilla/cookies.sqlite 'SELECT * FROM moz_cookies'", "outside the project"),
     ("docker exec -it web rm -rf /", "deletes /"),
-    ("docker exec -u root web ls", "docker exec -u"),
+    ("docker exec -u root web ls", "what docker exec does unknowable"),
     ("docker compose exec db psql -U app", "runs code nobody has read"),
     ("pm2 delete all", "not a known pm2 subcommand"),
     ("dos2unix /etc/hosts", "writes /etc/hosts"),
+    # session 9 (the seventh blind set, and the forms next to its new safe ones)
+    ("docker inspect $(docker ps -q) --format '{{json .Config.Env}}'", "shows secrets"),
+    ("docker inspect web", "shows secrets"),  # the whole description holds the environment
+    ("docker compose config", "shows secrets"),  # with the .env values it interpolates
+    ("git reset --soft HEAD~3", "not a known form of git reset"),
+    ("git reset abc1234", "not a known form of git reset"),
+    ("./launchers/setup", "a program of the project whose name"),
+    ("RAILS_ENV=production bin/rails db:migrate", "production's"),
+    ("NODE_ENV=production npm install left-pad", "production's"),
+    ("git worktree remove --force .worktrees/x", "destructive"),
+    ("docker run evilcorp/miner", "not a docker run form"),
+    ("docker run -v /:/host alpine", "changes the machine"),
+    ("docker run -v ~/.ssh:/root/.ssh alpine", "changes the machine"),
+    ("docker run --privileged alpine", "runs with other rights"),
+    ("docker run --network host nginx", "changes the machine"),
+    ("docker run -v ./../..:/x alpine", "changes the machine"),
+    ("docker run --rm alpine rm -rf /", "deletes /"),
+    ("pnpm deploy:prod", "not a pnpm run form"),
     # session 9 (the sixth blind set, and the forms next to its new safe ones)
     ("uv run -m some_tool --go", "some_tool is not a known command"),
     ("sed '1r ~/.ssh/id_rsa' notes.txt", "holds secrets"),
@@ -310,7 +341,8 @@ def test_ordinary_forms_are_known_safe(command: str) -> None:
 @pytest.mark.parametrize(("command", "names"), UNSAFE, ids=[c for c, _ in UNSAFE])
 def test_their_dangerous_kin_are_not(command: str, names: str) -> None:
     j = judge_command(command, K, cwd=PROJECT)
-    assert j.level in ("unknown", "dangerous") and names in j.reason, j.reason
+    why = j.reason.split("`: ", 1)[-1]  # what is said of the part, not the part quoted
+    assert j.level in ("unknown", "dangerous") and names in why, j.reason
 
 
 def _decided(command: str, agent: str = "claude") -> tuple[str, list[str]]:
