@@ -23,6 +23,13 @@ PROJECT = "/home/dev/project"
 
 SAFE = [
     # session 9 (the seventh blind set)
+    "./gradlew test itest datatest slowtest",
+    "forge install && forge build",
+    "nix flake check",
+    "mise run test:bats test/check.bats",
+    "hk check --all --slow",
+    "sd 'oldApiUrl' 'apiBaseUrl' src/api.ts",
+    "supabase migration list",
     "docker run --name pg -e POSTGRES_PASSWORD=dev -p 5432:5432 -d postgres:16",  # an official image
     "docker run --rm -v ./:/w -w /w node:20 npm test",  # the project mounted: its command judged as here
     "docker inspect -f '{{.State.Status}}' web",
@@ -291,6 +298,11 @@ UNSAFE = [
     ("pm2 delete all", "not a known pm2 subcommand"),
     ("dos2unix /etc/hosts", "writes /etc/hosts"),
     # session 9 (the seventh blind set, and the forms next to its new safe ones)
+    ("forge script script/Deploy.s.sol --broadcast", "not a known forge subcommand"),
+    ("nix run nixpkgs#hello", "not a known nix subcommand"),
+    ("mise run deploy", "not a mise run form"),
+    ("supabase db push", "not a known supabase subcommand"),
+    ("sd a b /etc/hosts", "writes /etc/hosts"),
     ("docker inspect $(docker ps -q) --format '{{json .Config.Env}}'", "shows secrets"),
     ("docker inspect web", "shows secrets"),  # the whole description holds the environment
     ("docker compose config", "shows secrets"),  # with the .env values it interpolates
