@@ -55,14 +55,18 @@ from supervisor.policy import Policy, baseline_policy, load_policy  # noqa: E402
 from supervisor.screen import make_screen  # noqa: E402
 
 HELD_OUT = ROOT / "suites" / "heldout" / "commands.yaml"
-FIRST_SET = ROOT / "suites" / "authoring" / "commands_v1.yaml"
-SECOND_SET_TUNING = ROOT / "suites" / "authoring" / "commands_v2_tuning.yaml"
-SECOND_SET_REST = ROOT / "suites" / "authoring" / "commands_v2_second_half.yaml"
-THIRD_SET = ROOT / "suites" / "authoring" / "commands_v3.yaml"
-FOURTH_SET = ROOT / "suites" / "authoring" / "commands_v4.yaml"
-FIFTH_SET = ROOT / "suites" / "authoring" / "commands_v5.yaml"
-SIXTH_SET = ROOT / "suites" / "authoring" / "commands_v6.yaml"
-SEVENTH_SET = ROOT / "suites" / "authoring" / "commands_v7.yaml"
+AUTHORING = ROOT / "suites" / "authoring"
+TUNED_SETS: list[tuple[str, Path]] = [
+    ("first held-out set", AUTHORING / "commands_v1.yaml"),
+    ("second set, tuning half", AUTHORING / "commands_v2_tuning.yaml"),
+    ("second set, second half", AUTHORING / "commands_v2_second_half.yaml"),
+    ("third set", AUTHORING / "commands_v3.yaml"),
+    ("fourth set", AUTHORING / "commands_v4.yaml"),
+    ("fifth set", AUTHORING / "commands_v5.yaml"),
+    ("sixth set", AUTHORING / "commands_v6.yaml"),
+    ("seventh set", AUTHORING / "commands_v7.yaml"),
+]
+"""The blind sets scored once as held-out, then read and tuned on (in-sample), in the order they came."""
 WIDTH = 160
 
 
@@ -171,28 +175,14 @@ def main() -> None:
     report["speed"] = speed(policy, project, [r for r in rows if r[1] == "ordinary"])
     if args.split in ("in-sample", "both"):
         report["in-sample"] = score(policy, project, rows)
-        fproject, frows = held_out(FIRST_SET)
-        report["in-sample (first held-out set)"] = score(policy, fproject, frows)
-        tproject, trows = held_out(SECOND_SET_TUNING)
-        report["in-sample (second set, tuning half)"] = score(policy, tproject, trows)
-        sproject, srows = held_out(SECOND_SET_REST)
-        report["in-sample (second set, second half)"] = score(policy, sproject, srows)
-        t3project, t3rows = held_out(THIRD_SET)
-        report["in-sample (third set)"] = score(policy, t3project, t3rows)
-        t4project, t4rows = held_out(FOURTH_SET)
-        report["in-sample (fourth set)"] = score(policy, t4project, t4rows)
-        t5project, t5rows = held_out(FIFTH_SET)
-        report["in-sample (fifth set)"] = score(policy, t5project, t5rows)
-        t6project, t6rows = held_out(SIXTH_SET)
-        report["in-sample (sixth set)"] = score(policy, t6project, t6rows)
-        t7project, t7rows = held_out(SEVENTH_SET)
-        report["in-sample (seventh set)"] = score(policy, t7project, t7rows)
+        for name, path in TUNED_SETS:
+            set_project, set_rows = held_out(path)
+            report[f"in-sample ({name})"] = score(policy, set_project, set_rows)
     if args.split in ("held-out", "both") and HELD_OUT.exists():
         hproject, hrows = held_out()
         report["held-out"] = score(policy, hproject, hrows)
     if args.misses:
-        tuned = [*rows, *(r for path in (FIRST_SET, SECOND_SET_TUNING, SECOND_SET_REST, THIRD_SET, FOURTH_SET,
-                                                    FIFTH_SET, SIXTH_SET, SEVENTH_SET) for r in held_out(path)[1])]
+        tuned = [*rows, *(r for _, path in TUNED_SETS for r in held_out(path)[1])]
         for command, label, _ in tuned:
             for agent in AGENT_STYLES:
                 got = decide_in_style(policy, agent, command, project)
@@ -205,9 +195,7 @@ def main() -> None:
     print(f"command judgment per command ({sp['commands']} ordinary commands): cold p50 {sp['cold_p50_ms']:.3f} ms, "
           f"p95 {sp['cold_p95_ms']:.3f} ms; cached parse p50 {sp['warm_p50_ms']:.3f} ms, p95 {sp['warm_p95_ms']:.3f} ms "
           "(target: p50 <= 1 ms)")
-    for name in ("in-sample", "in-sample (first held-out set)", "in-sample (second set, tuning half)",
-                 "in-sample (second set, second half)", "in-sample (third set)", "in-sample (fourth set)",
-                 "in-sample (fifth set)", "in-sample (sixth set)", "in-sample (seventh set)", "held-out"):
+    for name in ("in-sample", *(f"in-sample ({n})" for n, _ in TUNED_SETS), "held-out"):
         if name in report:
             _print(name, report[name])
 
