@@ -1134,9 +1134,21 @@ _READ_METHODS = frozenset({"read", "readline", "readlines"})
 """Of a file opened to read, or of ``sys.stdin`` (what else could hold one: the program opens no other)."""
 
 
+_PY_BANNED = frozenset({"os", "subprocess", "shutil", "ctypes", "socket", "pty", "urllib", "http", "requests",
+                        "pathlib", "builtins", "importlib", "io", "tempfile", "pickle", "marshal", "multiprocessing",
+                        "signal"})
+"""Modules whose use the harmless-Python check does not follow: importing one makes the program unknown."""
+_PY_REACH = frozenset({"modules", "_getframe", "f_globals", "f_builtins", "gi_frame", "tb_frame", "cr_frame",
+                       "popen", "spawnl", "spawnv", "execv", "execl", "fork", "kill", "remove", "unlink", "rmdir",
+                       "rmtree", "rename", "replace_file", "chmod", "chown", "symlink", "makedirs", "mkdir", "truncate",
+                       "write", "write_text", "write_bytes", "writelines"})
+"""Attributes that reach another module (``sys.modules``, a frame's globals) or act on files and processes,
+on whatever object they are read from: the check cannot tell what that object is."""
 _READ_MODES = frozenset({"r", "rt", "rb"})
 _LOADERS = {"json": {"load"}, "tomllib": {"load"}, "yaml": {"safe_load", "safe_load_all"}}
 """Modules whose parsers only read (``yaml.load`` builds arbitrary objects: not here)."""
+_PY_TRUSTED_NAMES = frozenset({*_SAFE_CALLS, "open", "sys", *_LOADERS})
+"""Names the check takes at their word: none may be rebound (an import ``as``, an assignment)."""
 
 
 def _literal(node: ast.AST | None) -> str | None:
@@ -1185,6 +1197,10 @@ def _python_reads(code: str) -> tuple[str, ...] | None:
                 continue
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in _LOADERS.get(f.value.id, ()):
                 continue
+            if isinstance(f, ast.Attribute) and f.attr == "system":
+                if isinstance(f.value, ast.Name) and f.value.id == "platform":
+                    continue
+                return None  # only platform.system() names the OS; any other .system() may be os.system
             if isinstance(f, ast.Attribute) and (f.attr in _SAFE_METHODS or f.attr in _READ_METHODS) and not (
                     isinstance(f.value, ast.Name) and f.value.id in ("os", "subprocess", "shutil")):
                 continue
@@ -1197,11 +1213,17 @@ def _python_reads(code: str) -> tuple[str, ...] | None:
         if isinstance(node, (ast.Delete, ast.Global, ast.Nonlocal, ast.With, ast.AsyncWith, ast.Await, ast.Lambda,
                              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.While, ast.Raise)):
             return None
-        if isinstance(node, ast.alias) and node.name.split(".")[0] in ("os", "subprocess", "shutil", "ctypes", "socket",
-                                                                      "pty", "urllib", "http", "requests", "pathlib",
-                                                                      "builtins", "importlib", "io", "tempfile",
-                                                                      "pickle", "marshal", "multiprocessing", "signal"):
-            return None
+        if isinstance(node, ast.alias) and node.name.split(".")[0] in _PY_BANNED:
+            return None  # a module that acts
+        if isinstance(node, ast.Import) and any(a.asname in _PY_TRUSTED_NAMES for a in node.names):
+            return None  # `import subprocess as json`: a name the checks above trust, bound to something else
+        if isinstance(node, ast.ImportFrom) and ((node.module or "").split(".")[0] in _PY_BANNED or any(
+                (a.asname or a.name) in _PY_TRUSTED_NAMES for a in node.names)):
+            return None  # `from os import system as print`
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in _PY_TRUSTED_NAMES:
+            return None  # `json = open`, `print = ...`
+        if isinstance(node, ast.Attribute) and (node.attr in _PY_BANNED or node.attr in _PY_REACH):
+            return None  # `glob.os.system(...)`, `sys.modules['os']`: a module that acts, reached through another
     return tuple(dict.fromkeys(reads))
 
 

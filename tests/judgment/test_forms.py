@@ -268,6 +268,14 @@ UNSAFE = [
     ("python tools/scan.py ~/.ssh/id_rsa", "holds secrets"),  # a project script given a key to read
     ("node scripts/upload.js --file=/home/dev/.aws/credentials", "holds secrets"),
     ("rm -f ~/app.log", "outside the project"),
+    # inline Python that reaches a module that acts through a name the check trusts or another module
+    ("python3 -c \"from os import system as print; print('rm -rf ~')\"", "runs inline code"),
+    ("python3 -c \"from subprocess import getoutput as str; str('id')\"", "runs inline code"),
+    ("python3 -c \"import glob; glob.os.system('rm -rf ~')\"", "runs inline code"),
+    ("python3 -c \"import glob; glob.os.replace('a', 'b')\"", "runs inline code"),
+    ("python3 -c \"import sys; sys.modules['os'].system('id')\"", "runs inline code"),
+    ("python3 -c \"import subprocess as json; json.load(open('x'))\"", "runs inline code"),
+    ("python3 -c \"json = open; print(json('x').read())\"", "runs inline code"),
     # session 9 (the fifth blind set, and the forms next to its new safe ones)
     ("PYTHONPATH=src python scripts/setup/init_db.py --drop-all", "an argument of a project program"),
     ("./manage.sh --reset-db", "an argument of a project program"),
@@ -302,6 +310,7 @@ UNSAFE = [
     ("nix run nixpkgs#hello", "not a known nix subcommand"),
     ("mise run deploy", "not a mise run form"),
     ("supabase db push", "not a known supabase subcommand"),
+    ("npx supabase stop --no-backup", "destructive"),  # deletes the local stack's data
     ("sd a b /etc/hosts", "writes /etc/hosts"),
     ("docker inspect $(docker ps -q) --format '{{json .Config.Env}}'", "shows secrets"),
     ("docker inspect web", "shows secrets"),  # the whole description holds the environment
