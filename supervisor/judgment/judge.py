@@ -1233,7 +1233,11 @@ def _harmless_python(code: str) -> bool:
     return _python_reads(code) == ()
 
 
-_AWK_RISKY = re.compile(r"\bsystem\b|\|\s*\"|\|&|\bgetline\b|>\s*\"|>>|\bclose\b|\bfflush\b|\bENVIRON\b|print[^;}]*\|")
+_AWK_RISKY = re.compile(r"\bsystem\b|\|\s*\"|\|&|\bgetline\b|>\s*\"|>>|\bclose\b|\bfflush\b|\bENVIRON\b|print[^;}]*\|"
+                        r"|\bprintf?\b[^;}\n]*>")
+"""What lets an awk program run, read or write beyond its input: ``system()``, pipes, ``getline``, the
+environment, and any ``>`` in a print statement (``print > FILENAME``, ``print 1 > f``: output to a file
+named at run time; ``$3 > 100`` as a pattern is a comparison)."""
 def _sed_command(script: str, i: int) -> tuple[int, str | None] | None:
     """One sed command of ``script`` from ``i``: an optional address (a line, ``$``, ``/re/``; a range of
     two), an optional ``!``, then ``p d q Q = n N g G h H x l { }``, ``s/re/text/flags`` with flags among

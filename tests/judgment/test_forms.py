@@ -22,6 +22,8 @@ K: Knowledge = compiled_rules(POLICY).knowledge
 PROJECT = "/home/dev/project"
 
 SAFE = [
+    "awk '$3 > 100 {print $1}' data.txt",  # a comparison in a pattern, not a redirection
+    "awk '{ if ($2 > 5) print $1 }' data.txt",
     # session 9 (the seventh blind set)
     "./gradlew test itest datatest slowtest",
     "forge install && forge build",
@@ -268,6 +270,9 @@ UNSAFE = [
     ("python tools/scan.py ~/.ssh/id_rsa", "holds secrets"),  # a project script given a key to read
     ("node scripts/upload.js --file=/home/dev/.aws/credentials", "holds secrets"),
     ("rm -f ~/app.log", "outside the project"),
+    # awk printing into a file named at run time
+    ("awk '{print > FILENAME}' notes.txt", "runs inline code"),
+    ("awk 'BEGIN{f=\"/etc/x\"; print 1 > f}'", "runs inline code"),
     # inline Python that reaches a module that acts through a name the check trusts or another module
     ("python3 -c \"from os import system as print; print('rm -rf ~')\"", "runs inline code"),
     ("python3 -c \"from subprocess import getoutput as str; str('id')\"", "runs inline code"),
