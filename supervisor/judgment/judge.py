@@ -438,8 +438,7 @@ class _Context:
                 for problem in nested.problems:
                     self.add(code.text, "unknown", problem, "unparsed")
                 effects = [e for e in effects if e != "code"] or ["none"]
-            elif spec_inline in ("python", "sed") and (opened := (_python_reads if spec_inline == "python"
-                                                                  else _sed_reads)(code.text)) is not None:
+            elif spec_inline in _READERS and (opened := _READERS[spec_inline](code.text)) is not None:
                 # it only reads, computes and prints: the files it opens are judged like any command's reads
                 effects = [e for e in effects if e != "code"] or ["none"]
                 if not {"write", "delete"} & set(effects):
@@ -1403,10 +1402,23 @@ _NODE_TOKEN = re.compile(r"\s*(console\.log|JSON\.stringify|Object\.keys|process
                          r"|\[\s*(?:'[^'\\]*'|\"[^\"\\]*\"|\d+)\s*\]|'[^'\\]*'|\"[^\"\\]*\"|\d+|null|[(),;])")
 
 
-def _harmless_node(code: str) -> bool:
+def _node_reads(code: str) -> tuple[str, ...] | None:
     """A Node program that only prints (``-e``, or ``-p`` an expression): ``console.log`` of a JSON file's field (``require('./package.json')
     .version``: a relative ``.json`` path, no ``..``), the versions of Node, literals, ``JSON.stringify`` and
-    ``Object.keys`` of those. Anything else, a call of any other name included, is code."""
+    ``Object.keys`` of those: the JSON files it reads (judged like any read: ``./secrets.json`` holds secrets), or
+    None. Anything else, a call of any other name included, is code."""
+    reads: list[str] = []
+    if not _harmless_node_tokens(code, reads):
+        return None
+    return tuple(dict.fromkeys(reads))
+
+
+def _harmless_node(code: str) -> bool:
+    """A Node program that only prints and reads no file (see :func:`_node_reads`)."""
+    return _node_reads(code) == ()
+
+
+def _harmless_node_tokens(code: str, reads: list[str]) -> bool:
     if len(code) > 500:
         return False
     tokens: list[str] = []
@@ -1428,6 +1440,7 @@ def _harmless_node(code: str) -> bool:
             path = arg[1:-1] if arg[:1] in "'\"" else ""
             if not (path.startswith("./") and path.endswith(".json") and ".." not in path):
                 return False
+            reads.append(path)
         if t.startswith(".") and t[1:] in ("constructor", "prototype", "__proto__", "call", "apply", "bind"):
             return False
     return True
@@ -1511,5 +1524,8 @@ def _harmless_sql(code: str) -> bool:
     return True
 
 
+_READERS: dict[str, Callable[[str], tuple[str, ...] | None]] = {"python": _python_reads, "sed": _sed_reads,
+                                                               "node": _node_reads}
+"""Inline languages whose harmless programs may read files: the files they read, judged like any read."""
 _HARMLESS: dict[str, Callable[[str], bool]] = {"python": _harmless_python, "awk": _harmless_awk, "sed": _harmless_sed,
                                               "perl": _harmless_perl, "node": _harmless_node, "sql": _harmless_sql}

@@ -270,6 +270,7 @@ UNSAFE = [
     ("python tools/scan.py ~/.ssh/id_rsa", "holds secrets"),  # a project script given a key to read
     ("node scripts/upload.js --file=/home/dev/.aws/credentials", "holds secrets"),
     ("rm -f ~/app.log", "outside the project"),
+    ("node -p \"require('./secrets.json').key\"", "holds secrets"),  # the JSON file it reads is judged
     # awk printing into a file named at run time
     ("awk '{print > FILENAME}' notes.txt", "runs inline code"),
     ("awk 'BEGIN{f=\"/etc/x\"; print 1 > f}'", "runs inline code"),
