@@ -287,6 +287,6 @@ ORDINARY: list[tuple[str, str]] = [
     ("psql -d app -c \"SELECT count(*) FROM users\"", "read"),
     ("gh api repos/o/r | python3 -c \"import sys,json; print(json.load(sys.stdin)['homepage'])\"", "info"),
     ("env | grep -E '^(PATH|NODE_ENV)='", "info"),
-    ("docker compose exec web rm -rf node_modules", "fs-local"),
+    ("docker compose exec web npm test", "test"),
     ("poe test", "test"),
 ]

@@ -517,7 +517,10 @@ class _Context:
                     argv = [Word(w.text.replace(replace, extra.text), w.raw, dynamic=w.dynamic or extra.dynamic,
                                  glob=w.glob) if replace in w.text else w for w in argv]
                     extra = None
-            self.argv(argv, text, cwd, depth + 1, extra=extra, stdin_inside=stdin_inside)
+            # in a container its relative paths are the container's working directory's, which only a
+            # mount may make the project's: none of them can be placed
+            where = LOST if why in _IN_CONTAINER else cwd
+            self.argv(argv, text, where, depth + 1, extra=extra, stdin_inside=stdin_inside)
 
     def project_module(self, argv: list[Word], text: str, cwd: str) -> bool:
         """``python -m pkg.cli ...`` where ``pkg`` is a package or module of the project (looked at live:
@@ -1143,6 +1146,9 @@ _PY_REACH = frozenset({"modules", "_getframe", "f_globals", "f_builtins", "gi_fr
                        "write", "write_text", "write_bytes", "writelines"})
 """Attributes that reach another module (``sys.modules``, a frame's globals) or act on files and processes,
 on whatever object they are read from: the check cannot tell what that object is."""
+_IN_CONTAINER = frozenset({"docker run", "docker exec", "podman run", "podman exec", "docker compose exec",
+                           "docker-compose exec", "podman compose exec", "docker compose run", "docker-compose run"})
+"""The forms that run their command in a container."""
 _READ_MODES = frozenset({"r", "rt", "rb"})
 _LOADERS = {"json": {"load"}, "tomllib": {"load"}, "yaml": {"safe_load", "safe_load_all"}}
 """Modules whose parsers only read (``yaml.load`` builds arbitrary objects: not here)."""

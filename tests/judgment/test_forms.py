@@ -84,7 +84,7 @@ SAFE = [
     "psql -d app -c \"SELECT count(*) FROM users WHERE name = 'DROP'\"",  # a string is data
     "sqlite3 db.sqlite3 \".tables\"",
     "sqlite3 db.sqlite3 \"SELECT id, email FROM users LIMIT 5\"",
-    "docker-compose exec frontend rm -rf node_modules",  # judged as run here: a dependency folder
+    "docker-compose exec frontend ls -la",  # a command run in a container, judged as a command
     "docker compose exec -T web ls -la",
     "dotnet --list-sdks",
     "make quality",
@@ -312,6 +312,9 @@ UNSAFE = [
     ("pm2 delete all", "not a known pm2 subcommand"),
     ("dos2unix /etc/hosts", "writes /etc/hosts"),
     # session 9 (the seventh blind set, and the forms next to its new safe ones)
+    # in a container a relative path is the container's working directory's: it cannot be placed
+    ("docker-compose exec frontend rm -rf node_modules", "cannot be placed"),
+    ("docker run --entrypoint rm -v ./:/w -w /w alpine echo src", "what docker run does unknowable"),
     ("forge script script/Deploy.s.sol --broadcast", "not a known forge subcommand"),
     ("nix run nixpkgs#hello", "not a known nix subcommand"),
     ("mise run deploy", "not a mise run form"),
