@@ -320,6 +320,7 @@ UNSAFE = [
     ("mise run deploy", "not a mise run form"),
     ("supabase db push", "not a known supabase subcommand"),
     ("npx supabase stop --no-backup", "destructive"),  # deletes the local stack's data
+    ("py -3.12 -m pip install httpx", "py is not a known command"),  # the machine's interpreter, not the project's
     ("sd a b /etc/hosts", "writes /etc/hosts"),
     ("docker inspect $(docker ps -q) --format '{{json .Config.Env}}'", "shows secrets"),
     ("docker inspect web", "shows secrets"),  # the whole description holds the environment
