@@ -302,6 +302,7 @@ UNSAFE = [
     ("psql -d app -c '\\! rm -rf /'", "SQL that does more than read"),
     ("psql -h db.prod.example.com -d app -c 'SELECT 1'", "sends data to a service"),
     ("psql postgres://u:p@db.example.com/app -c 'SELECT 1'", "not a known form of psql"),
+    ("psql -d postgres://u:p@db.example.com/app -c 'SELECT 1'", "sends data to a service"),  # a URI as the name
     ("psql -d app", "runs code nobody has read"),  # whatever its input holds
     ("psql -d app -f seed.sql", "psql -f"),
     ("sqlite3 db.sqlite3 '.shell rm -rf ~'", "SQL that does more than read"),
