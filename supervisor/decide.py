@@ -397,6 +397,11 @@ def decide(observation: Observation, run_state: RunState, policy: Policy, *, pol
         return _decision("wait", obs, pid, "the agent is working", rule="busy")
     # idle
     streak = finish_streak(rs, policy)
+    if rs.paused:
+        # the escalated prompt went away (a human answered it) but the pause has not ended yet: it ends
+        # once the prompt stays gone (the runner journals the resume), and only then may the run finish
+        return _decision("wait", obs, pid, "idle, but the escalation is not over yet (its prompt must stay gone)",
+                         rule="idle")
     if rs.saw_work and streak >= policy.timing.finish_confirmations:
         return _decision("finish", obs, pid, f"idle {streak} times in a row after work: finished",
                          rule="finish")

@@ -98,6 +98,16 @@ def test_idle_confirmations_must_be_recheck_apart(policy: Policy) -> None:
     assert decide(obs, rs, policy).kind == "finish"
 
 
+def test_idle_while_the_escalation_is_not_over_does_not_finish(policy: Policy) -> None:
+    """The escalated prompt went (a human answered it) but the pause has not ended: finishing now would
+    end the run with its escalation never resumed (a loaded host: the finish look came within the
+    dismiss grace, and the friction the human's wait cost was never journaled)."""
+    obs = observe(S.CLAUDE_IDLE, policy)
+    need = policy.timing.finish_confirmations
+    dec = decide(obs, state(idle_streak=need + 3, paused=True, pause_reason="dangerous"), policy)
+    assert dec.kind == "wait" and "escalation is not over" in dec.reason
+
+
 def test_idle_before_any_work_never_finishes(policy: Policy) -> None:
     obs = observe(S.CLAUDE_IDLE, policy)
     assert decide(obs, state(saw_work=False, idle_streak=10), policy).kind == "wait"
