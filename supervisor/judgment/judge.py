@@ -444,7 +444,7 @@ class _Context:
                 if not {"write", "delete"} & set(effects):
                     self.inert.append(code.raw)  # its strings are data (`sed -i` edits: what it writes may be vetoed)
                 args.roles.extend(("read", Word(path, repr(path))) for path in opened)
-            elif spec_inline is not None and _HARMLESS[spec_inline](code.text):
+            elif spec_inline in _HARMLESS and _HARMLESS[spec_inline](code.text):
                 effects = [e for e in effects if e != "code"] or ["none"]
                 if not {"write", "delete"} & set(effects):
                     # read and found only to print: its strings are data. (One that edits files in place is
@@ -505,8 +505,7 @@ class _Context:
             extra = None
             if why == "uv run" and not argv[0].dynamic and argv[0].text.endswith(".py"):
                 argv = [Word("python", "python"), *argv]  # `uv run main.py` runs the script with Python
-            elif why == "uv run" and any(w is argv[0] for w in words) and any(
-                    w.text in ("-m", "--module") for w in words[:next(i for i, w in enumerate(words) if w is argv[0])]):
+            elif why == "uv run" and any(w.text in ("-m", "--module") for w in _before(words, argv[0])):
                 argv = [Word("python", "python"), Word("-m", "-m"), *argv]  # `uv run -m pytest`: a module
             if spec.inline == "python" and self.project_module(argv, text, cwd):
                 continue
@@ -1037,16 +1036,15 @@ def _environment_filtered(cmd: SimpleCommand, after: SimpleCommand | None) -> li
     words = [w.text for w in after.words]
     if not words or posixpath.basename(words[0]) not in ("grep", "egrep"):
         return []
-    extended = words[0].endswith("egrep")
     flags = [w for w in words[1:] if w.startswith("-")]
     patterns = [w for w in words[1:] if not w.startswith("-")]
     if len(patterns) != 1 or any(f not in ("-E", "-i", "-Ei", "-iE", "--extended-regexp", "--ignore-case") for f in flags):
         return []
-    extended = extended or any("E" in f or f == "--extended-regexp" for f in flags)
+    extended = words[0].endswith("egrep") or any("E" in f or f == "--extended-regexp" for f in flags)
     m = _ANCHORED_NAMES.fullmatch(patterns[0])
     if m is None or (m.group(1) and not extended) or (m.group(2) and extended):
         return []
-    names = (m.group(1) or "").split("|") if m.group(1) else (m.group(2) or "").split("\\|") if m.group(2) else [m.group(3)]
+    names = m.group(1).split("|") if m.group(1) else m.group(2).split("\\|") if m.group(2) else [m.group(3)]
     return [] if any(_SECRET_NAME.search(n) for n in names) else names
 
 
@@ -1142,10 +1140,15 @@ _PY_BANNED = frozenset({"os", "subprocess", "shutil", "ctypes", "socket", "pty",
 """Modules whose use the harmless-Python check does not follow: importing one makes the program unknown."""
 _PY_REACH = frozenset({"modules", "_getframe", "f_globals", "f_builtins", "gi_frame", "tb_frame", "cr_frame",
                        "popen", "spawnl", "spawnv", "execv", "execl", "fork", "kill", "remove", "unlink", "rmdir",
-                       "rmtree", "rename", "replace_file", "chmod", "chown", "symlink", "makedirs", "mkdir", "truncate",
+                       "rmtree", "rename", "chmod", "chown", "symlink", "makedirs", "mkdir", "truncate",
                        "write", "write_text", "write_bytes", "writelines"})
 """Attributes that reach another module (``sys.modules``, a frame's globals) or act on files and processes,
 on whatever object they are read from: the check cannot tell what that object is."""
+def _before(words: list[Word], word: Word) -> list[Word]:
+    """The words before ``word`` (that very object) in ``words``; all of them when it is not there."""
+    return next((words[:i] for i, w in enumerate(words) if w is word), words)
+
+
 _IN_CONTAINER = frozenset({"docker run", "docker exec", "podman run", "podman exec", "docker compose exec",
                            "docker-compose exec", "podman compose exec", "docker compose run", "docker-compose run"})
 """The forms that run their command in a container."""
@@ -1230,12 +1233,6 @@ def _python_reads(code: str) -> tuple[str, ...] | None:
         if isinstance(node, ast.Attribute) and (node.attr in _PY_BANNED or node.attr in _PY_REACH):
             return None  # `glob.os.system(...)`, `sys.modules['os']`: a module that acts, reached through another
     return tuple(dict.fromkeys(reads))
-
-
-def _harmless_python(code: str) -> bool:
-    """A ``python -c`` program that only imports, computes and prints, opening no file (see
-    :func:`_python_reads`)."""
-    return _python_reads(code) == ()
 
 
 _AWK_RISKY = re.compile(r"\bsystem\b|\|\s*\"|\|&|\bgetline\b|>\s*\"|>>|\bclose\b|\bfflush\b|\bENVIRON\b|print[^;}]*\|"
@@ -1353,11 +1350,6 @@ def _sed_reads(code: str) -> tuple[str, ...] | None:
             return None
 
 
-def _harmless_sed(code: str) -> bool:
-    """A sed script that reads no file and writes none (see :func:`_sed_reads`)."""
-    return _sed_reads(code) == ()
-
-
 _PERL_SUB = re.compile(r"\s*(s|tr|y)([/|#,!:%])")
 _PERL_INTERPOLATES = re.compile(r"@|\$[{(\[\w:]|\(\?\??\{|\(\*|\\[NEQLUlu]|`")
 """What in a Perl pattern or replacement runs or names code: an array or a variable (``@{[...]}``,
@@ -1414,19 +1406,8 @@ def _node_reads(code: str) -> tuple[str, ...] | None:
     ``Object.keys`` of those: the JSON files it reads (judged like any read: ``./secrets.json`` holds secrets), or
     None. Anything else, a call of any other name included, is code."""
     reads: list[str] = []
-    if not _harmless_node_tokens(code, reads):
-        return None
-    return tuple(dict.fromkeys(reads))
-
-
-def _harmless_node(code: str) -> bool:
-    """A Node program that only prints and reads no file (see :func:`_node_reads`)."""
-    return _node_reads(code) == ()
-
-
-def _harmless_node_tokens(code: str, reads: list[str]) -> bool:
     if len(code) > 500:
-        return False
+        return None
     tokens: list[str] = []
     i = 0
     while i < len(code):
@@ -1434,22 +1415,22 @@ def _harmless_node_tokens(code: str, reads: list[str]) -> bool:
         if m is None:
             if code[i:].strip() == "":
                 break
-            return False
+            return None
         tokens.append(m.group(1))
         i = m.end()
     if not tokens or tokens[0] not in ("console.log", "require", "process.version", "process.versions",
                                        "JSON.stringify", "Object.keys"):
-        return False  # (`node -p EXPR` prints EXPR itself)
+        return None  # (`node -p EXPR` prints EXPR itself)
     for k, t in enumerate(tokens):
         if t == "require":
             arg = tokens[k + 2] if k + 3 < len(tokens) and tokens[k + 1] == "(" and tokens[k + 3] == ")" else ""
             path = arg[1:-1] if arg[:1] in "'\"" else ""
             if not (path.startswith("./") and path.endswith(".json") and ".." not in path):
-                return False
+                return None
             reads.append(path)
         if t.startswith(".") and t[1:] in ("constructor", "prototype", "__proto__", "call", "apply", "bind"):
-            return False
-    return True
+            return None
+    return tuple(dict.fromkeys(reads))
 
 
 # --- SQL that only reads ----------------------------------------------------------------------------
@@ -1533,5 +1514,5 @@ def _harmless_sql(code: str) -> bool:
 _READERS: dict[str, Callable[[str], tuple[str, ...] | None]] = {"python": _python_reads, "sed": _sed_reads,
                                                                "node": _node_reads}
 """Inline languages whose harmless programs may read files: the files they read, judged like any read."""
-_HARMLESS: dict[str, Callable[[str], bool]] = {"python": _harmless_python, "awk": _harmless_awk, "sed": _harmless_sed,
-                                              "perl": _harmless_perl, "node": _harmless_node, "sql": _harmless_sql}
+_HARMLESS: dict[str, Callable[[str], bool]] = {"awk": _harmless_awk, "perl": _harmless_perl, "sql": _harmless_sql}
+"""The other inline languages: a program that only reads its input and prints (or substitutes)."""
