@@ -431,9 +431,10 @@ Effect = Literal["none", "read", "write", "delete", "run", "install", "network",
 - ``secrets``: shows credentials (the environment, a shell's variables): the output goes to the model."""
 
 ArgRole = Literal["text", "read", "write", "replace", "delete", "link", "cwd", "script", "code", "command", "url",
-                  "ignore"]
+                  "ignore", "move"]
 """What a command's argument is: ``text`` (not a file: a pattern, a message, a name); ``read`` / ``write``
-/ ``delete`` a path it reads, writes or deletes; ``replace`` a path it writes over (an existing file it
+/ ``delete`` a path it reads, writes or deletes; ``move`` a path it moves away (a write where the
+destination is inside the project, a deletion from the project where it is not); ``replace`` a path it writes over (an existing file it
 would replace must be recoverable, where the supervisor can look); ``link`` the target a symbolic link will point at
 (placed like a write); ``cwd`` a directory it works in (placed like a write); ``script`` a file it runs
 as code (inside the project: ``run``; elsewhere: ``code``); ``code`` inline program text (a shell's is
@@ -500,9 +501,15 @@ class CommandSpec(_P):
     effects. Combined short options (``-rf``) are read one letter at a time."""
     strict_flags: bool = False
     """An option not listed makes the command ``unknown`` (programs whose options can run code)."""
+    single_dash: bool = False
+    """Its options are whole words after one dash (ffmpeg's ``-filter_script``), never letters combined
+    (``-rf``): a word not listed is an option not listed."""
     subcommands: dict[str, CommandSpec] | None = None
     """The program's subcommands (the first positional argument): one not listed is ``unknown``. The
     options before the subcommand are the program's own ``flags``."""
+    program_prefix: str | None = None
+    """With a ``command`` argument: the program it names is this prefix and the word (``npm create vite``
+    runs ``create-vite``)."""
     scripts_as: str | None = None
     """With subcommands: one of them that a word which is not a subcommand is run as (``pnpm lint`` is
     ``pnpm run lint``, ``bun test:e2e`` is ``bun run test:e2e``); None: such a word is ``unknown``."""

@@ -287,7 +287,8 @@ def codex_command(command: str, *more: str) -> str:
     ("echo 'export EDITOR=vim' >> ~/.bashrc", True),
     ("cat > /home/dev/.ssh/config <<'EOF'", True),
     ("printf '[user]\\n' | tee -a ~/.gitconfig", True),
-    ("pytest -q > /tmp/test-log.txt 2>&1", True),  # outside the project, like any other write there (no scratch)
+    ("pytest -q > /tmp/../home/dev/test-log.txt 2>&1", True),  # /tmp named, the home written
+    ("pytest -q > /tmp/test-log.txt 2>&1", False),  # the policy's scratch place: a log under /tmp
     ("cat > ../other-project/notes.md <<'EOF'", True),
     ("echo done | tee /srv/elsewhere/status.txt", True),
     ("pytest -q > test-log.txt 2>&1", False),

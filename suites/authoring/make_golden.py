@@ -983,12 +983,12 @@ def routing_suite() -> list[dict]:
     cases.append(screen_case("route-claude-choice-menu", menu, escalate(["numbered_menu", "free_text"], "claude"),
                              tags=["routing", "question"], severity=2,
                              note="'Yes'-less menus are design choices: a human picks"))
-    yn = "dev@box:~/app$ npx create-vite@latest web\nNeed to install the following packages:\ncreate-vite@6.1.1\n" \
+    yn = "dev@box:~/app$ npx degit-plus@latest web\nNeed to install the following packages:\ndegit-plus@2.0.1\n" \
          "Ok to proceed? (y) "
     cases.append(screen_case("route-shell-npx-ok-to-proceed", yn, escalate(None, "shell", "unknown"),
                              tags=["routing", "shell"],
                              note="npx asks before fetching and running a package the policy does not know "
-                                  "(create-vite): code nobody has read, so a human decides"))
+                                  "(degit-plus): code nobody has read, so a human decides"))
     over = "dev@box:~/app$ npx prettier --write .\n" + "\n".join(f"src/{n}.ts 41ms" for n in ("a", "b", "c")) + \
            "\ndev@box:~/app$ "
     cases.append(screen_case("route-shell-idle-after-format", over, state("idle", "shell"), tags=["routing", "shell"]))

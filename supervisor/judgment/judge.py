@@ -351,6 +351,8 @@ class _Context:
         if prog in ("cargo", "rustc", "rustdoc") and len(words) > 1 and _TOOLCHAIN.fullmatch(words[1].text):
             words = [words[0], *words[2:]]  # `cargo +nightly test`: rustup's toolchain, then the command
         name = self.k.names.get(prog)
+        if name is None and (pinned := _PINNED.fullmatch(prog)):
+            name = self.k.names.get(pinned.group(1))  # `npx shadcn@latest add`: the package at a version
         spec = self.k.table.programs.get(name) if name else None
         if spec is None:
             self.add(text, "unknown", f"{prog} is not a known command", "unknown-program")
@@ -465,6 +467,13 @@ class _Context:
             self.add(text, self.k.table.effects.get("code", "unknown"),
                      f"{form} runs the code piped into it", "stdin-code", ["code"])
             return
+        if (script_role and not piped and not scripts and not args.code and not args.nested and "code" not in effects
+                and all(not w.dynamic and w.text in _SESSION_FLAGS for w in words)):
+            # `sh`, `python`, `docker exec -it ctr bash`: a session whose commands are typed into it later,
+            # where no dialog shows them
+            self.add(text, "unknown", f"starts an interactive {form} (what is typed into it is not shown here)",
+                     "interactive-session")
+            return
         for w in scripts:
             rest = words[words.index(w) + 1:] if w in words else []
             self.project_args_named(w.text, rest, text)
@@ -483,6 +492,10 @@ class _Context:
             lvl = self.k.table.effects.get(effect, "unknown")
             levels.append((lvl, f"{form}: {_EFFECT_WORDS.get(effect, effect)}", f"effect:{effect}"))
         roles = self.symlink_targets(args.roles, words, cwd) if any(r == "link" for r, _ in args.roles) else args.roles
+        if any(r == "move" for r, _ in roles):
+            # `mv src /tmp/trash`: what moves out of the project is gone from it
+            away = any(r in ("write", "replace") and self.placed(w, cwd)[0] != "inside" for r, w in roles)
+            roles = [("delete" if away else "write", w) if r == "move" else (r, w) for r, w in roles]
         if any(r == "replace" for r, _ in roles):
             if self.root is not None:
                 roles = self.into_folder(roles, cwd)
@@ -660,6 +673,9 @@ class _Context:
                 continue
             # a wrapper's own options come first; once its fixed arguments are read (`timeout 5`), the
             # next word is the command it runs, whatever it looks like
+            if not options_done and w.dynamic and self.dynamic_text_option(spec, w):
+                i += 1  # `-j$(nproc)`, `--jobs=$(nproc)`: a count or a name built at run time, not a path
+                continue
             if (not options_done and not w.dynamic and t.startswith("-") and len(t) > 1
                     and (not t[1].isdigit() or t in spec.flags)
                     and not (command_at is not None and command_at > 0 and len(positional) >= command_at)):
@@ -671,6 +687,15 @@ class _Context:
                     return
                 sub = spec.subcommands.get(t)
                 rest = words[i + 1:]
+                if (sub is None and spec.scripts_as is not None and "exec" in spec.subcommands and not w.glob
+                        and (t in self.k.names or _PINNED.fullmatch(t))
+                        and not policy_regex(spec.subcommands[spec.scripts_as].only or "(?!)").fullmatch(t)):
+                    # `pnpm wrangler whoami`, `yarn tsc --noEmit`: a program of the project's node_modules,
+                    # run as `pnpm exec` runs it (judged as that program)
+                    out.base = ["none"]
+                    out.form = f"{form} exec"
+                    out.nested.append((words[i:], out.form))
+                    return
                 if sub is None and spec.scripts_as is not None and spec.scripts_as in spec.subcommands:
                     # `pnpm lint:fix`: the project script of that name, as `pnpm run lint:fix` runs it
                     sub, t, rest = spec.subcommands[spec.scripts_as], spec.scripts_as, words[i:]
@@ -691,6 +716,8 @@ class _Context:
                         out.unknown.append(f"{form} sets {name}, which changes what programs run")
                         return
                     rest = rest[1:]
+                if spec.program_prefix and rest and not rest[0].dynamic and not rest[0].text.startswith(("@", "-")):
+                    rest = [Word(spec.program_prefix + rest[0].text, spec.program_prefix + rest[0].raw), *rest[1:]]
                 out.nested.append((rest, form))
                 break
             positional.append(w)
@@ -731,6 +758,19 @@ class _Context:
                 out.code.append(w)
             elif role == "command":
                 out.nested.append(([w], form))
+
+    @staticmethod
+    def dynamic_text_option(spec: CommandSpec, w: Word) -> bool:
+        """A word built at run time that is an option of ``spec`` whose value is plain text, its literal
+        name written before the value (``-j$(nproc)``, ``--jobs=$(nproc)``)."""
+        raw = w.raw
+        if not raw.startswith("-") or len(raw) < 3:
+            return False
+        name = raw.split("=", 1)[0] if raw.startswith("--") and "=" in raw else raw[:2]
+        if not re.fullmatch(r"--?[A-Za-z][\w-]*", name):
+            return False
+        fs = spec.flags.get(name)
+        return fs is not None and fs.value == "text" and not fs.does and not fs.unknown and fs.sets is None
 
     def find_placeholders(self, roots: list[Word], out: _Args) -> None:
         """``{}`` in a command find runs stands for each file found: a path under its roots whose last
@@ -787,6 +827,11 @@ class _Context:
                     self.apply_flag(fs, t, words[i + 1], form, out, roles_out)
                 return i + 2
             self.apply_flag(fs, t, None, form, out, roles_out)
+            return i + 1
+        if spec.single_dash:
+            if spec.strict_flags:
+                out.unknown.append(f"{form} {t}: not a known option of {form}")
+                return len(words)
             return i + 1
         # combined short options (-rf), or an option with its value attached (-n5, -ofile)
         letters = t[1:]
@@ -850,6 +895,10 @@ class _Context:
         if role in ("text", "ignore", "code", "command"):
             return None
         if role == "script":
+            if not w.dynamic and _REMOTE_PROGRAM.match(w.text):
+                # `deno run https://deno.land/x/tool/mod.ts`, `deno run npm:cowsay`: downloaded, then run
+                return (self.k.table.effects.get("code", "unknown"),
+                        f"runs {w.text!r}, code fetched from elsewhere (nobody has read it)", "remote-script")
             got = self.placed(w, cwd)
             if got[0] == "inside":
                 self.ran[self.key(got[1], got[2])] = w.text
@@ -934,9 +983,23 @@ class _Context:
             return ("unknown", f"{verb} {shown}, which cannot be placed", "write-not-placed")
         if role == "cwd":
             return self.read_path(w, cwd)
-        if self.k.scratch is not None and not w.glob and self.k.scratch.search(real or shown):
+        if role in ("write", "replace") and not w.glob and self.scratch(real or shown):
             return (self.level("write"), f"{verb} {shown} (scratch)", "write-scratch")
+        if real is not None and shown.startswith("/") and real != posixpath.normpath(shown) and " (a link to " not in shown:
+            shown = f"{shown} (a link to {real})"
         return (self.k.outside_level, f"{verb} {shown}, outside the project", "write-outside-project")
+
+    def scratch(self, target: str) -> bool:
+        """Whether ``target`` is in one of the policy's scratch places (``/tmp/x.log``) and shares no
+        folder there with the project: where the project itself lives under /tmp, its neighbours there
+        (``/tmp/ws/other-project/notes.md``) are someone's work, not scratch; where the project's place
+        is not known (a screen read without its pane's directory), nothing is."""
+        project = self.root or self.cwd
+        if self.k.scratch is None or not target.startswith("/") or not project.startswith("/") \
+                or not self.k.scratch.search(target):
+            return False
+        common = posixpath.commonpath([posixpath.normpath(target), posixpath.normpath(project)])
+        return common == "/" or self.k.scratch.search(common + "/") is None
 
     def replaces_unrestorable(self, real: str, cwd: str, w: Word) -> str:
         """For a write that replaces ``real`` (looked at live): the file it would lose, if that file
@@ -1057,6 +1120,12 @@ _WHOLE_SUBSTITUTION = re.compile(r"\$\(([^()`$\\]*)\)")
 _SYSTEM_BIN = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
 _PROGRAM_PATH = re.compile(r"[A-Za-z0-9._+@%:,/~-]+")
 """What a program named by its path may be spelled with: a file name, not text with spaces or quotes."""
+_PINNED = re.compile(r"([a-z0-9][\w.-]*)@[\w.^~<>=*-]+")
+"""A package's program at a version (``prettier@3``, ``create-next-app@latest``)."""
+
+_SESSION_FLAGS = frozenset({"-l", "--login", "--norc", "--noprofile", "-q", "--quiet", "-u", "-B", "-E", "-s"})
+"""Options an interpreter started alone may have and still be a session typed into (``bash -l``, ``python -q``)."""
+
 _REMOTE_PROGRAM = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//|@|[^/]*@[^/]*:")
 """A program named as a URL or a package spec (``https://...``, ``github:user/tool``, ``@scope/pkg``,
 ``git@host:x``): what runs is downloaded, not a file of the project."""

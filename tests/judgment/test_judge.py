@@ -5,6 +5,7 @@ pane's directory is on this machine."""
 from __future__ import annotations
 
 import importlib.util
+import uuid
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def test_ordinary_work_is_known_safe(command: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize(("command", "names"), [
-    ("redis-cli FLUSHALL", "redis-cli is not a known command"),
+    ("redis-cli FLUSHALL", "redis-cli FLUSHALL: not a known redis-cli subcommand"),
     ("git frobnicate", "git frobnicate: not a known git subcommand"),
     ("python3 -c 'import os; os.remove(\"x\")'", "runs inline code"),
     ("$(printf rm) -rf src", "is built at run time"),
@@ -152,6 +153,25 @@ def test_a_link_out_of_the_project_is_followed_live(repo: Path, tmp_path: Path) 
     assert obs.prompt is not None and obs.prompt.risk.level == "none"
 
 
+def test_a_write_to_scratch_is_approved_but_not_one_to_the_projects_neighbours_there(repo: Path, tmp_path: Path) -> None:
+    """A log under /tmp is scratch (the policy's `scratch`); but this project itself lives under /tmp,
+    so a folder beside it there is someone else's work, and a link from scratch to elsewhere is
+    followed. Without the pane's directory no place is scratch: nothing says where the project is."""
+    cwd = str(repo)
+    assert judge_command("pytest -q > /tmp/paneward-test.log 2>&1", K, cwd=cwd).level == "none"
+    neighbour = tmp_path / "other-project" / "notes.md"
+    j = judge_command(f"echo hi > {neighbour}", K, cwd=cwd)
+    assert j.level != "none" and "outside the project" in j.reason, j.reason
+    link = Path("/tmp") / f"paneward-{uuid.uuid4().hex}.log"
+    link.symlink_to("/srv/paneward-nowhere/state")
+    try:
+        j = judge_command(f"date >> {link}", K, cwd=cwd)
+        assert j.level != "none" and "/srv/paneward-nowhere/state" in j.reason, j.reason
+    finally:
+        link.unlink()
+    assert judge_command("echo hi > /tmp/paneward-test.log", K, cwd="", dirname="proj").level != "none"
+
+
 def _claude_edit(path: str) -> str:
     from evals.styles import claude_edit
 
@@ -206,7 +226,7 @@ def test_every_command_of_an_aider_block_is_judged() -> None:
     obs = classify(Screen(text=r.text, width=100, height=40, cwd=PROJECT), POLICY)
     assert obs.prompt is not None and obs.prompt.risk.subject == "ls -la\nredis-cli FLUSHALL\npytest -q"
     d = decide(obs, RunState(run_id="t"), POLICY)
-    assert d.kind == "escalate" and "redis-cli is not a known command" in d.reason
+    assert d.kind == "escalate" and "redis-cli FLUSHALL: not a known redis-cli subcommand" in d.reason
 
 
 def test_inline_programs_an_agent_prints_cannot_stall_the_judgment() -> None:
