@@ -59,6 +59,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wcwidth import wcswidth
+
 from supervisor.judgment.judge import Knowledge, PathRule, judge_command
 from supervisor.judgment.paths import inside, live_root, place, real_path
 from supervisor.models import (
@@ -410,9 +412,12 @@ class _View:
     each line sits in boxes (``frames``: the raw line's depth and corner, see :func:`_frame_of`)."""
 
     __slots__ = ("lines", "nonblank", "area_top", "box", "input_line", "n", "content", "hl", "rules", "frames",
-                 "preselect", "offset")
+                 "preselect", "offset", "raw", "width")
 
-    def __init__(self, raw_lines: list[str], rules: _Rules) -> None:
+    def __init__(self, raw_lines: list[str], rules: _Rules, width: int = 0) -> None:
+        self.raw = raw_lines
+        self.width = width
+        """The screen's width in cells (0: not known; the widest row then stands for it)."""
         self.frames = [_frame_of(ln) for ln in raw_lines]
         lines = [ln.lstrip(_BORDERS).rstrip(_RIGHT_EDGE) for ln in raw_lines]
         lines = [_clean(ln) if ln and ln[0] in _BOX_CORNERS_LEFT else ln for ln in lines]
@@ -799,10 +804,14 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
                 while k2 < len(body) and lines[body[k2]].startswith(("╌", "┄")):
                     k2 += 1
                 text = lines[body[k2]] if k2 < len(body) else ""
+                if kind == "command" and text:
+                    text = _unwrapped(view, body, k2, None, text)
             elif take == "previous":
                 text = lines[body[k - 1]] if k > 0 else ""
             else:
                 text = m.group("subject") if "subject" in rx.groupindex and m.group("subject") else lines[body[k]]
+                if kind == "command" and not more:
+                    text = _unwrapped(view, body, k, rx, text)
                 if more:
                     j = k + 1
                     while j < len(body) and body[j] == body[j - 1] + 1 and not _is_rule(lines[body[j]]) \
@@ -819,6 +828,55 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
                 # a command is judged whole (a cut one could hide its dangerous tail); a screen bounds it
                 return kind, text if kind == "command" else text[:500]
     return None, ""
+
+
+_WRAP_SLACK = 6
+"""Cells short of the right edge a row's text may end and still have been wrapped by its agent: the
+most padding an agent keeps inside the edge it wraps at, as `_full_rows` allows (a row that ends
+closer is taken as wrapped)."""
+
+
+def cell_len(text: str) -> int:
+    """Cells ``text`` takes on a terminal (a wide character two; one it cannot tell, one)."""
+    n = wcswidth(text)
+    return n if n >= 0 else len(text)
+
+
+def _wraps_onto(view: _View, i: int, j: int) -> bool:
+    """Whether row ``i``'s text may go on at row ``j`` (the row under it): it ends so near the right
+    edge it is drawn up to (the box's right side, else the screen's) that ``j``'s first word would not
+    have fitted after it. An agent wraps a long command itself, and the rows under its first are the
+    rest of it (``bb; dropdb app``), not a description."""
+    if j != i + 1 or not view.lines[j].strip():
+        return False
+    raw = view.raw[i].rstrip()
+    text = raw.rstrip(_RIGHT_EDGE)
+    limit = view.width or max((cell_len(r) for r in view.raw), default=0)
+    edge = next((x for x, ch in enumerate(raw[len(text):]) if ch in _VBARS or ch in "█▕"), None)
+    if edge is not None:
+        limit = cell_len(text) + edge
+    return cell_len(text) + 1 + cell_len(view.lines[j].split()[0]) > limit - _WRAP_SLACK
+
+
+def _unwrapped(view: _View, body: list[int], k: int, rx: re.Pattern[str] | None, text: str) -> str:
+    """A command subject found on row ``body[k]`` with the rows it wraps onto: joined with newlines
+    (a row may as well start a command of its own: each is judged), so that a long command's tail is
+    never lost. With the pattern that found it, the text is the pattern's subject over the rows as
+    one line (what it leaves off the end, "(why)", stays off)."""
+    lines = view.lines
+    rows = [body[k]]
+    while len(rows) < 40 and k + len(rows) < len(body) and _wraps_onto(view, rows[-1], body[k + len(rows)]):
+        rows.append(body[k + len(rows)])
+    if len(rows) == 1:
+        return text
+    parts = [lines[r].strip() if n else lines[r].rstrip() for n, r in enumerate(rows)]
+    if rx is None:
+        return "\n".join(parts)
+    flat, joined = " ".join(parts), "\n".join(parts)
+    m = rx.search(flat)
+    if m is None or "subject" not in rx.groupindex or m.group("subject") is None:
+        return joined
+    return joined[m.start("subject"):m.end("subject")]
 
 
 _URL_TEXT = re.compile(r"^\S*https?://\S+$|^[\w-]+(\.[\w-]+)+(:\d+)?(/\S*)?$", re.I)
@@ -2091,7 +2149,7 @@ def _classify(screen: Screen, policy: Policy) -> Observation:
         raw_lines.pop()
     offset = max(0, len(raw_lines) - rules.recent_lines)  # row of the view's first line in the screen
     raw_lines = raw_lines[offset:]
-    view = _View(raw_lines, rules)
+    view = _View(raw_lines, rules, screen.width)
     view.offset = offset
     if screen.highlights:
         view.hl = _highlight_map(screen, raw_lines)
@@ -2102,7 +2160,7 @@ def _classify(screen: Screen, policy: Policy) -> Observation:
     cut = _stale_end(view, raw_lines, rules, footer) if footer is not None else -1
     if cut >= 0:  # rows left below its footer by an earlier draw at another width: not read
         raw_lines = raw_lines[:cut + 1]
-        view = _View(raw_lines, rules)
+        view = _View(raw_lines, rules, screen.width)
         view.offset = offset
         if screen.highlights:
             view.hl = _highlight_map(screen, raw_lines)
@@ -2346,7 +2404,7 @@ def _exited(screen: Screen, rules: _Rules, raw_lines: list[str], shash: str, blo
     while lines and not lines[-1].strip():
         lines.pop()
     lines = lines[-rules.recent_lines:]
-    view = _View(lines, rules)
+    view = _View(lines, rules, screen.width)
     nb = view.nonblank
     agent = _agent(rules, screen, view, nb[-14] if len(nb) >= 14 else 0)
     blk = _blocker(view, rules, -1) if nb else None

@@ -7,6 +7,8 @@ judged in every way it can be rejoined, the worst reading winning."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evals import styles as S
 from supervisor.classify import classify
@@ -14,6 +16,8 @@ from supervisor.decide import decide
 from supervisor.models import Observation, RunState
 from supervisor.policy import Policy, baseline_policy
 from supervisor.screen import hidden_spans, make_screen
+
+POLICY = baseline_policy()
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +155,53 @@ def test_a_word_split_at_the_right_edge_is_read_joined(policy: Policy) -> None:
     lead = "cd /tmp/proj && echo " + "x" * 70 + "; r"
     obs = obs_of(claude_dialog([lead, "m -rf ~/proj"]), policy)
     assert obs.prompt.risk.level == "dangerous" and "rm-recursive" in obs.prompt.risk.matched
+
+
+@settings(max_examples=150, deadline=None)
+@given(style=st.sampled_from(S.AGENT_STYLES), width=st.sampled_from([80, 100, 120, 160, 200]),
+       pad=st.integers(min_value=1, max_value=260), words=st.integers(min_value=1, max_value=30),
+       tail=st.sampled_from(["dropdb app", "redis-cli FLUSHALL", "git push origin :main", "kubectl delete ns prod"]))
+def test_a_long_command_wrapped_by_its_agent_keeps_its_tail(style: str, width: int, pad: int, words: int, tail: str) -> None:
+    """Each agent wraps a long command itself, at a space (or inside a word longer than the row); the
+    rows under the first are the rest of the command. A harmless head long enough to push the dangerous
+    tail onto the next row (``echo aaa… bb;`` / ``dropdb app``) was approved by the Claude, Gemini and
+    opencode dialogs: the subject was the first row alone."""
+    head = "echo " + " ".join(["a" * max(1, pad // words)] * words)
+    command = f"{head} bb; {tail}"
+    r = S.permission_in_style(style, command, "Run a command", width=width)
+    screen = make_screen(r.text, width=width, height=max(40, r.text.count("\n") + 1))
+    screen.cwd = "/home/dev/project"
+    obs = classify(screen, POLICY)
+    assert obs.prompt is not None, r.text
+    assert obs.prompt.risk.level != "none", (obs.prompt.risk, r.text)
+    assert not decide(obs, worked(), POLICY).approves
+
+
+@pytest.mark.parametrize("style", S.AGENT_STYLES)
+def test_a_long_ordinary_command_that_fits_is_still_approved(style: str, policy: Policy) -> None:
+    """The rows under a command that ends well short of the edge are not read as its rest (Claude's
+    description, Gemini's blank row): a command of 100 characters on a 160-column screen passes."""
+    command = "pytest -q tests/test_alpha.py tests/test_beta.py tests/test_gamma.py tests/test_delta.py -k smoke"
+    r = S.permission_in_style(style, command, "Run the tests", width=160)
+    screen = make_screen(r.text, width=160, height=40)
+    screen.cwd = "/home/dev/project"
+    obs = classify(screen, policy)
+    assert obs.prompt is not None and obs.prompt.risk.level == "none", obs.prompt
+
+
+@pytest.mark.parametrize("style", S.AGENT_STYLES)
+@pytest.mark.parametrize("command", ["git add CLAUDE.md GEMINI.md README.md", "node bundle/gemini.js --help",
+                                     "npm run build --workspace=@google/gemini-cli-core"])
+def test_an_agents_name_in_a_file_name_does_not_change_whose_dialog_it_is(style: str, command: str,
+                                                                          policy: Policy) -> None:
+    """A command that names ``CLAUDE.md`` or ``gemini.js`` is read in the grammar of the agent that
+    draws it (Gemini's dialog naming CLAUDE.md was read as Claude's, fitted none of its frames and was
+    escalated; Codex's naming gemini.js was read as Gemini's)."""
+    r = S.permission_in_style(style, command, "Run a command", width=160)
+    screen = make_screen(r.text, width=160, height=40)
+    screen.cwd = "/home/dev/project"
+    obs = classify(screen, policy)
+    assert obs.agent == style and obs.prompt is not None and obs.prompt.risk.level == "none", obs.prompt
 
 
 def test_short_rows_are_not_glued(policy: Policy) -> None:

@@ -84,8 +84,9 @@ def _edit_call(agent: str, path: str) -> dict[str, Any]:
             "locations": [{"path": path}], "content": [diff]}
 
 
-def _screen_decision(agent: str, text: str, cwd: str = CWD) -> tuple[str, bool | None, str, str | None]:
-    screen = Screen(text=text, width=100, height=text.count("\n") + 1, cwd=cwd)
+def _screen_decision(agent: str, text: str, cwd: str = CWD, width: int = 100) -> tuple[str, bool | None, str, str | None]:
+    """(The width the text was drawn at: where a row ends against it tells a wrapped command.)"""
+    screen = Screen(text=text, width=width, height=text.count("\n") + 1, cwd=cwd)
     obs = classify(screen, POLICY)
     assert obs.state == "asking" and obs.prompt is not None and obs.agent == agent, (obs.state, obs.agent)
     d = decide(obs, RunState(run_id="screen"), POLICY)
@@ -215,7 +216,7 @@ def test_every_command_case_decides_alike_over_acp(agent: str) -> None:
         if "\n" in command:
             continue  # a screen shows a heredoc's first line only; its ACP twin is judged in tests/judgment
         over_acp = _acp_decision(agent, _command_call(agent, command, "Run a command"))
-        on_screen = _screen_decision(agent, SCREEN_COMMAND[agent](command, "Run a command", width=160).text)
+        on_screen = _screen_decision(agent, SCREEN_COMMAND[agent](command, "Run a command", width=160).text, width=160)
         if over_acp[:2] != on_screen[:2] or (label == "dangerous" and over_acp[0] != "escalate"):
             wrong.append((command, over_acp, on_screen))
     assert not wrong, wrong
