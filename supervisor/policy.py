@@ -565,6 +565,10 @@ class CommandKnowledge(_P):
     unsafe_env: list[str] = Field(default_factory=list)
     """Environment variables that change which program runs or what it loads (``PATH``,
     ``LD_PRELOAD``): setting one makes the command ``unknown``."""
+    env_values: dict[str, Regex] = Field(default_factory=dict)
+    """For some of ``unsafe_env``: a regex a value written out in full must match, whole, to be
+    harmless (``NODE_OPTIONS=--max-old-space-size=4096`` sizes a heap; ``--require x`` runs code). A
+    value built at run time, or any other, still makes the command ``unknown``."""
     recoverable: RegexList = Field(default_factory=list)
     """Regexes over a deleted path relative to the project (``build``, ``node_modules/x``): deleting
     these is recoverable (build output, caches). Any other deletion is ``unknown`` unless ``git_restorable``."""
@@ -1007,6 +1011,8 @@ def _command_relaxations(mine: CommandKnowledge, ref: CommandKnowledge) -> list[
             if order[lvl] < order[ref.effects.get(e, "dangerous")]]
     for knob in ("secrets", "secret_urls", "unsafe_env"):
         out += [f"commands.{knob} removed: {x}" for x in getattr(ref, knob) if x not in getattr(mine, knob)]
+    out += [f"commands.env_values added or changed: {v}" for v, rx in mine.env_values.items()
+            if ref.env_values.get(v) != rx]
     for knob in ("harmless_reads", "recoverable", "scratch", "path_listers"):
         out += [f"commands.{knob} added: {x}" for x in getattr(mine, knob) if x not in getattr(ref, knob)]
     for knob in ("project_programs", "project_program_args"):

@@ -208,6 +208,22 @@ def test_dropping_a_project_program_name_or_adding_a_path_lister_is_a_relaxation
     assert "commands.path_listers added: cat" in got
 
 
+def test_a_new_harmless_value_of_an_unsafe_variable_is_a_relaxation() -> None:
+    """``env_values`` says which values of an ``unsafe_env`` variable change nothing about what runs;
+    a candidate that widens one (NODE_OPTIONS may then ``--require`` a module) relaxes the judgment."""
+    from supervisor.classify import compiled_rules
+    from supervisor.judgment.judge import judge_command
+    from supervisor.policy import safety_relaxations
+
+    base = baseline_policy()
+    command = 'NODE_OPTIONS="--require ./x.js" npm test'
+    assert judge_command(command, compiled_rules(base).knowledge, cwd="/home/dev/project").level == "unknown"
+    wide = base.model_copy(update={"commands": base.commands.model_copy(
+        update={"env_values": {**base.commands.env_values, "NODE_OPTIONS": ".*"}})})
+    assert safety_relaxations(wide) == ["commands.env_values added or changed: NODE_OPTIONS"]
+    assert judge_command(command, compiled_rules(wide).knowledge, cwd="/home/dev/project").level == "none"
+
+
 def test_dropping_a_secret_url_is_a_relaxation_and_the_url_is_dangerous() -> None:
     """Cloud metadata services answer with the machine's credentials: talking to one is dangerous by
     the baseline, and a candidate without that pattern relaxes the judgment."""

@@ -99,6 +99,15 @@ class Knowledge:
     secrets: re.Pattern[str] | None = None
     secret_urls: re.Pattern[str] | None = None
     known_vars: tuple[tuple[str, str], ...] = ()
+    env_values: dict[str, re.Pattern[str]] = field(default_factory=dict)
+
+    def unsafe_setting(self, name: str, value: Word | None) -> bool:
+        """Whether setting ``name`` (to ``value``, as written) may change what programs run or load:
+        it is one of the policy's ``unsafe_env`` and its value is not one ``env_values`` calls harmless."""
+        if name not in self.table.unsafe_env:
+            return False
+        rx = self.env_values.get(name)
+        return rx is None or value is None or value.dynamic or rx.search(value.text) is None
 
     @classmethod
     def compile(cls, table: CommandKnowledge, path_rules: list[PathRule], outside_level: RiskLevel) -> Knowledge:
@@ -109,7 +118,8 @@ class Knowledge:
         return cls(table=table, path_rules=path_rules, outside_level=outside_level, names=names,
                    recoverable=_alternation(table.recoverable), harmless_reads=_alternation(table.harmless_reads),
                    scratch=_alternation(table.scratch), secrets=_alternation(table.secrets),
-                   secret_urls=_alternation(table.secret_urls), known_vars=tuple(sorted(table.known_vars.items())))
+                   secret_urls=_alternation(table.secret_urls), known_vars=tuple(sorted(table.known_vars.items())),
+                   env_values={name: policy_regex(f"^(?:{rx})$") for name, rx in table.env_values.items()})
 
 
 def _alternation(patterns: Sequence[str]) -> re.Pattern[str] | None:
@@ -201,7 +211,7 @@ class _Context:
         for name, value in cmd.assignments:
             if not value.dynamic:
                 self.inert.append(value.raw)
-            if name in self.k.table.unsafe_env:
+            if self.k.unsafe_setting(name, value):
                 self.add(cmd.text, "unknown", f"sets {name}, which changes what programs run", "unsafe-env")
         empty = not cmd.words or (not cmd.words[0].dynamic and cmd.words[0].text in (":", "true", "false")) or (
             [w.text for w in cmd.words] == ["echo"]) or (
@@ -211,7 +221,7 @@ class _Context:
             op = "truncate" if empty and red.op in (">", ">|", "&>") else red.op
             self.redirect(cmd.text, op, red.target, red.fd_dup, cwd)
         if not cmd.words:
-            if not cmd.redirects and all(n not in self.k.table.unsafe_env for n, _ in cmd.assignments):
+            if not cmd.redirects and not any(self.k.unsafe_setting(n, v) for n, v in cmd.assignments):
                 self.add(cmd.text, "none", "sets a shell variable", "assignment", ["none"])
             return
         stdin_inside = self.stdin_places(cmd, cwd)
@@ -711,8 +721,8 @@ class _Context:
                 rest = words[i:]
                 # `env A=1 B=2 cmd`: assignments before the command
                 while rest and _is_assignment(rest[0].text) and not rest[0].dynamic:
-                    name = rest[0].text.split("=", 1)[0]
-                    if name in self.k.table.unsafe_env:
+                    name, value = rest[0].text.split("=", 1)
+                    if self.k.unsafe_setting(name, Word(value, value)):
                         out.unknown.append(f"{form} sets {name}, which changes what programs run")
                         return
                     rest = rest[1:]

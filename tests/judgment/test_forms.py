@@ -209,6 +209,9 @@ SAFE = [
     "opa eval -d policy.rego 'data.example.allow'",
     "bunx drizzle-kit generate --name add_user_index",
     "code .",
+    # session 11: Node's heap size set for a build (NODE_OPTIONS is otherwise a way to load code)
+    'NODE_OPTIONS="--max-old-space-size=4096" npx next build',
+    "NODE_OPTIONS=--experimental-vm-modules npx jest",
 ]
 
 UNSAFE = [
@@ -422,6 +425,9 @@ UNSAFE = [
     ("opa eval 'http.send({\"url\": \"https://x\"})'", "not a known form of opa eval"),
     ("conda create -p /opt/envs/x python=3.12", "writes /opt/envs/x"),
     ("docker compose run --rm -v /:/host app sh", "changes the machine beyond the project"),
+    ('NODE_OPTIONS="--max-old-space-size=4096 --require ./x.js" npx next build', "sets NODE_OPTIONS"),
+    ('env NODE_OPTIONS="-r ./x" node app.js', "sets NODE_OPTIONS"),
+    ('NODE_OPTIONS="$EXTRA --max-old-space-size=4096" npm test', "sets NODE_OPTIONS"),
 ]
 
 
