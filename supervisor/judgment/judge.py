@@ -1232,7 +1232,8 @@ _IN_CONTAINER = frozenset({"docker run", "docker exec", "podman run", "podman ex
                            "docker-compose exec", "podman compose exec", "docker compose run", "docker-compose run"})
 """The forms that run their command in a container."""
 _READ_MODES = frozenset({"r", "rt", "rb"})
-_LOADERS = {"json": {"load"}, "tomllib": {"load"}, "yaml": {"safe_load", "safe_load_all"}}
+_LOADERS = {"json": {"load"}, "tomllib": {"load"}, "yaml": {"safe_load", "safe_load_all"},
+            "ast": {"parse", "literal_eval", "dump"}}
 """Modules whose parsers only read (``yaml.load`` builds arbitrary objects: not here)."""
 _PY_TRUSTED_NAMES = frozenset({*_SAFE_CALLS, "open", "sys", *_LOADERS})
 """Names the check takes at their word: none may be rebound (an import ``as``, an assignment)."""

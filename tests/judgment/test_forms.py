@@ -212,6 +212,7 @@ SAFE = [
     # session 11: Node's heap size set for a build (NODE_OPTIONS is otherwise a way to load code)
     'NODE_OPTIONS="--max-old-space-size=4096" npx next build',
     "NODE_OPTIONS=--experimental-vm-modules npx jest",
+    "python3 -c \"import ast; ast.parse(open('project.py').read())\"",  # a syntax check: ast only parses
 ]
 
 UNSAFE = [
@@ -428,6 +429,8 @@ UNSAFE = [
     ('NODE_OPTIONS="--max-old-space-size=4096 --require ./x.js" npx next build', "sets NODE_OPTIONS"),
     ('env NODE_OPTIONS="-r ./x" node app.js', "sets NODE_OPTIONS"),
     ('NODE_OPTIONS="$EXTRA --max-old-space-size=4096" npm test', "sets NODE_OPTIONS"),
+    ("python3 -c \"import ast; print(ast.parse(open('/home/dev/.aws/config').read()))\"", "holds secrets"),
+    ("python3 -c \"import ast as print; ast.parse('x')\"", "runs inline code"),
 ]
 
 
