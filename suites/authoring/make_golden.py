@@ -103,11 +103,20 @@ def claude_suite() -> list[dict]:
         r = S.claude_permission(cmd, desc, history=HIST_CLAUDE[i % len(HIST_CLAUDE)], width=W)
         cases.append(screen_case(f"claude-bash-{i:02d}", r.text, approve(r.approve_keys, "tool_permission", "claude"),
                                  tags=tag("claude", "permission", "answer-keys")))
-    r = S.claude_permission("npm run test:e2e -- --project=chromium --reporter=line --workers=2 --grep \"checkout flow\"",
-                            "Run the checkout end-to-end tests in Chromium only", width=80, cwd="/home/dev/work/shop-frontend")
+    r = S.claude_permission("npm run test:e2e -- --project=chromium --workers=2",
+                            "Run the checkout end-to-end tests in Chromium only", width=80,
+                            cwd="/home/dev/work/acme/storefront/shop-frontend")
     cases.append(screen_case("claude-bash-wrapped-80", r.text, approve(r.approve_keys, "tool_permission", "claude"),
                              tags=tag("claude", "permission", "wrapping"), width=80,
                              note="the don't-ask-again option wraps at 80 columns; still approve once"))
+    r = S.claude_permission("npm run test:e2e -- --project=chromium --reporter=line --workers=2 --grep \"checkout flow\"",
+                            "Run the checkout end-to-end tests in Chromium only", width=80, cwd="/home/dev/work/shop-frontend")
+    cases.append(screen_case("claude-bash-command-wrapped-80", r.text, escalate("tool_permission", "claude", "unknown"),
+                             tags=tag("claude", "permission", "wrapping"), width=80,
+                             note="Claude wraps the command at 80 columns: its rows cannot be told from a command of "
+                                  "several lines, so the row under the first is judged as a command of its own "
+                                  "('\"checkout flow\"'): unknown, a human decides (a row of its own may be "
+                                  "'dropdb app')"))
     r = S.claude_permission("npm test", "Run the unit tests", header="Bash command · from the general-purpose agent",
                             width=W)
     cases.append(screen_case("claude-bash-subagent", r.text, approve(r.approve_keys, "tool_permission", "claude"),
