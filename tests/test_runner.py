@@ -423,7 +423,9 @@ def test_human_typing_keeps_an_idle_run_from_finishing(harness, tmp_path: Path, 
     """decide() would finish an idle turn after work; while a human types a new message into the
     input box the runner holds the finish (journaled) instead of ending the run."""
     script = write_script(tmp_path, [
-        {"spinner": {"seconds": 0.3}},
+        # long enough to be seen working on a loaded host (a 0.3 s spinner could be over before the
+        # first look, and the run then never saw work: CI, 2 cores, 3 workers)
+        {"spinner": {"seconds": 2.0}},
         {"say": "What next?"},
         {"idle": {"id": "ask", "seconds": 60}},
     ])
