@@ -416,8 +416,8 @@ class _View:
 
     def __init__(self, raw_lines: list[str], rules: _Rules, width: int = 0) -> None:
         self.raw = raw_lines
-        self.width = width
-        """The screen's width in cells (0: not known; the widest row then stands for it)."""
+        self.width = width or max((_cells(r) for r in raw_lines), default=0)
+        """The screen's width in cells (where it is not known, the widest row's)."""
         self.frames = [_frame_of(ln) for ln in raw_lines]
         lines = [ln.lstrip(_BORDERS).rstrip(_RIGHT_EDGE) for ln in raw_lines]
         lines = [_clean(ln) if ln and ln[0] in _BOX_CORNERS_LEFT else ln for ln in lines]
@@ -836,7 +836,7 @@ most padding an agent keeps inside the edge it wraps at, as `_full_rows` allows 
 closer is taken as wrapped)."""
 
 
-def cell_len(text: str) -> int:
+def _cells(text: str) -> int:
     """Cells ``text`` takes on a terminal (a wide character two; one it cannot tell, one)."""
     n = wcswidth(text)
     return n if n >= 0 else len(text)
@@ -851,11 +851,10 @@ def _wraps_onto(view: _View, i: int, j: int) -> bool:
         return False
     raw = view.raw[i].rstrip()
     text = raw.rstrip(_RIGHT_EDGE)
-    limit = view.width or max((cell_len(r) for r in view.raw), default=0)
+    end = _cells(text)
     edge = next((x for x, ch in enumerate(raw[len(text):]) if ch in _VBARS or ch in "█▕"), None)
-    if edge is not None:
-        limit = cell_len(text) + edge
-    return cell_len(text) + 1 + cell_len(view.lines[j].split()[0]) > limit - _WRAP_SLACK
+    limit = view.width if edge is None else end + edge
+    return end + 1 + _cells(view.lines[j].split()[0]) > limit - _WRAP_SLACK
 
 
 def _unwrapped(view: _View, body: list[int], k: int, rx: re.Pattern[str] | None, text: str) -> str:

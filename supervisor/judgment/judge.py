@@ -697,9 +697,10 @@ class _Context:
                     return
                 sub = spec.subcommands.get(t)
                 rest = words[i + 1:]
+                script_names = spec.subcommands[spec.scripts_as].only if spec.scripts_as in spec.subcommands else None
                 if (sub is None and spec.scripts_as is not None and "exec" in spec.subcommands and not w.glob
                         and (t in self.k.names or _PINNED.fullmatch(t))
-                        and not policy_regex(spec.subcommands[spec.scripts_as].only or "(?!)").fullmatch(t)):
+                        and not (script_names is not None and policy_regex(script_names).fullmatch(t))):
                     # `pnpm wrangler whoami`, `yarn tsc --noEmit`: a program of the project's node_modules,
                     # run as `pnpm exec` runs it (judged as that program)
                     out.base = ["none"]
