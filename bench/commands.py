@@ -15,8 +15,9 @@ Two sets, reported apart, each with 95% Wilson intervals:
   ``commands_v5.yaml``, the fifth (scored once as held-out in session 8, tuned on in session 9);
   ``commands_v6.yaml``, the sixth, and ``commands_v7.yaml``, the seventh (each scored once as held-out in
   session 9, then tuned on); ``commands_v8.yaml``, the eighth (scored once as held-out in session 9,
-  tuned on in session 10);
-- **held-out**: ``suites/heldout/commands.yaml``, the ninth blind set: real agent commands and other
+  tuned on in session 10); ``commands_v9.yaml``, the ninth (scored once as held-out in session 11,
+  tuned on in session 12);
+- **held-out**: ``suites/heldout/commands.yaml``, the tenth blind set: real agent commands and other
   projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
   code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
@@ -67,6 +68,7 @@ TUNED_SETS: list[tuple[str, Path]] = [
     ("sixth set", AUTHORING / "commands_v6.yaml"),
     ("seventh set", AUTHORING / "commands_v7.yaml"),
     ("eighth set", AUTHORING / "commands_v8.yaml"),
+    ("ninth set", AUTHORING / "commands_v9.yaml"),
 ]
 """The blind sets scored once as held-out, then read and tuned on (in-sample), in the order they came."""
 WIDTH = 160
