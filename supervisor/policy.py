@@ -484,6 +484,10 @@ class ArgPattern(_P):
     unknown: bool = False
     args: list[str] | None = None
     """With a matching argument, the roles of the positional arguments (``cp /dev/null f`` deletes ``f``)."""
+    files: bool = True
+    """False: an argument after the first that names a file (a ``/`` in it, or a file extension) is not
+    matched. A script runner's name risks are in the script's name, not in the folders of the test files
+    it is given (``bun run test features/deployment/a.test.ts`` runs tests)."""
 
 
 class CommandSpec(_P):

@@ -430,6 +430,8 @@ class _Context:
 
     def judge_spec(self, spec: CommandSpec, prog: str, words: list[Word], text: str, cwd: str, depth: int,
                    *, stdin_inside: bool, piped: bool) -> None:
+        if spec.inline == "sed":
+            words = _bsd_in_place(words)
         args = self.read_args(spec, words, prog)
         form = args.form or prog
         spec_inline = args.inline
@@ -690,6 +692,7 @@ class _Context:
                     and (not t[1].isdigit() or t in spec.flags)
                     and not (command_at is not None and command_at > 0 and len(positional) >= command_at)):
                 i = self.option(spec, words, i, form, out, roles_out=roles)
+                command_at = _command_index(roles)  # `command -v git` looks a name up; it runs nothing
                 continue
             if spec.subcommands is not None and not positional:
                 if w.dynamic:
@@ -753,7 +756,9 @@ class _Context:
                     return
         for pat in spec.arg_patterns:
             rx = policy_regex(pat.pattern)
-            for w in positional:
+            for n, w in enumerate(positional):
+                if not pat.files and n and _NAMES_FILE.search(w.text):
+                    continue
                 if rx.search(w.text):
                     if pat.unknown:
                         out.unknown.append(f"{form} {w.text}: not a known form of {form}")
@@ -1131,6 +1136,19 @@ _WHOLE_SUBSTITUTION = re.compile(r"\$\(([^()`$\\]*)\)")
 _SYSTEM_BIN = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
 _PROGRAM_PATH = re.compile(r"[A-Za-z0-9._+@%:,/~-]+")
 """What a program named by its path may be spelled with: a file name, not text with spaces or quotes."""
+def _bsd_in_place(words: list[Word]) -> list[Word]:
+    """``sed -i '' 's/a/b/' f``: BSD sed's in-place option takes its backup suffix as the next word,
+    here none. GNU sed would read ``''`` as an empty script and the script as a file name, which writes
+    nothing but ``f`` either way; so the empty word is the option's and the script is the script."""
+    out = list(words)
+    for i in range(len(out) - 1):
+        if out[i].text in ("-i", "--in-place") and not out[i].dynamic and out[i + 1].text == "" and not out[i + 1].dynamic:
+            return out[:i + 1] + out[i + 2:]
+    return out
+
+
+_NAMES_FILE = re.compile(r"/|\.[A-Za-z][A-Za-z0-9]{0,5}$")
+"""A word that names a file: a folder in it, or an extension (``a.test.ts``)."""
 _PINNED = re.compile(r"([a-z0-9][\w.-]*)@[\w.^~<>=*-]+")
 """A package's program at a version (``prettier@3``, ``create-next-app@latest``)."""
 

@@ -18,6 +18,7 @@ policy's data, so they are unwrapped by the judge, not here.
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 import threading
 import unicodedata
@@ -192,6 +193,9 @@ class _Walker:
         self.substituted = 0
         self.stdin_text = False
         self.defining: list[str] = []
+        self.loop: dict[str, Word] = {}
+        """A for loop's variable, inside its body, bound to the value being walked (see :meth:`for_each`)."""
+        self.loop_bodies = 0
 
     def src(self, node: Node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -251,6 +255,8 @@ class _Walker:
         if t == "negated_command":
             for child in node.named_children:
                 cd = self.statement(child, cd, redirects)
+            return cd
+        if t == "for_statement" and self.for_each(node, cd, redirects):
             return cd
         if t in ("if_statement", "elif_clause", "else_clause", "while_statement", "for_statement",
                  "c_style_for_statement", "case_statement", "case_item"):
@@ -385,6 +391,39 @@ class _Walker:
         dup = op in (">&", "<&", ">&-", "<&-") and (target.text.isdigit() or target.text == "-")
         return [Redirect(op=op or ">", target=target, fd_dup=dup)]
 
+    def for_each(self, node: Node, cd: tuple[Word, ...], redirects: tuple[Redirect, ...]) -> bool:
+        """``for f in src/*.jsx; do mv "$f" "${f%.jsx}.tsx"; done``: the body is walked once per value,
+        the variable standing for that value (a glob stays one: any file it matches), so each command
+        is judged with the paths it will really be given. Only when every value is written out (no
+        expansion builds one), there are at most :data:`MAX_LOOP_VALUES` of them, and nothing in the
+        command line can give the variable another value; otherwise False, and the loop is walked with
+        the variable unknown."""
+        var = node.child_by_field_name("variable")
+        body = node.child_by_field_name("body")
+        values_nodes = node.children_by_field_name("value")
+        if var is None or body is None or not values_nodes:
+            return False
+        name = self.src(var)
+        values = [w for v in values_nodes for w in self.words(v)]  # substitutions in them are read here
+        if (len(values) > MAX_LOOP_VALUES or any(w.dynamic for w in values)
+                or self.loop_bodies + len(values) > MAX_LOOP_BODIES
+                or sum(1 for _ in _REBINDS(name).finditer(self.data.decode("utf-8", "replace"))) > 1):
+            # (the loop's own `for f` is one; anything else anywhere in the line, a function that
+            # assigns it included, may give it another value)
+            return False
+        saved = self.loop.get(name)
+        try:
+            for value in values:
+                self.loop_bodies += 1
+                self.loop[name] = value
+                self.statement(body, cd, redirects)
+        finally:
+            if saved is None:
+                self.loop.pop(name, None)
+            else:
+                self.loop[name] = saved
+        return True
+
     def emit(self, cmd: SimpleCommand) -> None:
         self.out.commands.append(cmd)
 
@@ -415,7 +454,7 @@ class _Walker:
             return raw[1:-1], False, False
         if t == "string":
             parts: list[str] = []
-            dynamic = False
+            dynamic = glob = False
             pos = node.start_byte + 1
             for child in node.named_children:
                 if child.start_byte > pos:
@@ -423,14 +462,15 @@ class _Walker:
                 if child.type == "string_content":
                     parts.append(_unescape_dq(self.src(child)))
                 else:
-                    txt, dyn, _ = self.resolve(child)
+                    txt, dyn, g = self.resolve(child)
                     parts.append(txt)
                     dynamic = dynamic or dyn
+                    glob = glob or g  # only a loop's variable bound to a glob ("$f") is one here
                 pos = child.end_byte
             end = node.end_byte - 1
             if end > pos:
                 parts.append(_unescape_dq(self.data[pos:end].decode("utf-8", "replace")))
-            return "".join(parts), dynamic, False
+            return "".join(parts), dynamic, glob
         if t == "ansi_c_string":
             body = raw[2:-1]
             return body, "\\" in body, False
@@ -451,11 +491,20 @@ class _Walker:
             return joined, dynamic or brace, glob
         if t == "simple_expansion":
             name = raw[1:]
+            if name in self.loop:
+                return self.loop[name].text, False, self.loop[name].glob
             if name in self.known:
                 return self.known[name], False, False
             return raw, True, False
         if t == "expansion":
             inner = raw[2:-1]
+            if inner in self.loop:
+                return self.loop[inner].text, False, self.loop[inner].glob
+            strip = _STRIP_SUFFIX.fullmatch(inner)
+            if strip and strip.group(1) in self.loop:
+                # `${f%.jsx}`: the value with an ending taken off, still a file in the value's folder
+                folder = posixpath.dirname(self.loop[strip.group(1)].text)
+                return posixpath.join(folder, "*") if folder else "*", False, True
             if inner in self.known:
                 return self.known[inner], False, False
             for child in node.named_children:  # ${x:-$(cmd)}: the substitution still runs
@@ -470,6 +519,10 @@ class _Walker:
                 self.substituted -= 1
             if t == "process_substitution":
                 return "/dev/fd/63", False, False
+            if _DATE_STAMP.fullmatch(raw):
+                # `backup-$(date +%Y%m%d).tgz`: the date's digits, letters, `-` and `_`, never a `/` or
+                # a `.`: one name in the folder written, placed as if the stamp were `0`
+                return "0", False, False
             return raw, True, False
         if t == "arithmetic_expansion":
             self.expression(node)
@@ -479,6 +532,22 @@ class _Walker:
         if t == "brace_expression":
             return raw, True, False
         return raw, True, False
+
+
+_DATE_STAMP = re.compile(r"\$\(\s*date(\s+-u)?(\s+\+['\"]?(%[A-Za-z]|[A-Za-z0-9_-])+['\"]?)?\s*\)")
+"""``$(date +%Y%m%d-%H%M)``: a time stamp made of ``date``'s fields and plain characters."""
+MAX_LOOP_VALUES = 16
+MAX_LOOP_BODIES = 64
+"""A for loop's body is walked once per value: at most this many walks in one command line."""
+_STRIP_SUFFIX = re.compile(r"([A-Za-z_]\w*)%%?[\w.*?-]+")
+"""``${f%.jsx}``: an ending of plain characters taken off a variable (no ``/``: it stays in its folder)."""
+
+
+def _REBINDS(name: str) -> re.Pattern[str]:
+    """What in a loop's body can give its variable another value."""
+    n = re.escape(name)
+    return re.compile(rf"(?<![\w$]){n}\+?=|\b(read|declare|typeset|local|export|readonly|unset|mapfile|readarray|"
+                      rf"getopts|let|eval|source)\b|\bprintf\s+-v|(^|[\s;&|(]|\bdo)\.\s|\(\(|\b(for|select)\s+{n}\b")
 
 
 _BRACE_WORD = re.compile(r"[A-Za-z0-9_./,{}*?+@%:=~-]+")

@@ -213,6 +213,30 @@ SAFE = [
     'NODE_OPTIONS="--max-old-space-size=4096" npx next build',
     "NODE_OPTIONS=--experimental-vm-modules npx jest",
     "python3 -c \"import ast; ast.parse(open('project.py').read())\"",  # a syntax check: ast only parses
+    # session 12 (the ninth blind set)
+    "bun run test features/deployment/__tests__/concurrent-deploy.integration.test.ts",  # a test file's folder
+    "npm run test -- src/deploy/a.test.ts",
+    "command -v railway",  # looks a name up, runs nothing
+    "bun --filter web test:unit",
+    "mix do assets.build, compile",
+    "mix do deps.get + compile",
+    "bundle config set --local path vendor/bundle && bundle install",
+    "for f in src/*.jsx; do mv \"$f\" \"${f%.jsx}.tsx\"; done",  # the loop's values are the project's files
+    "for f in tests/*.py; do pytest $f; done",
+    "for i in 1 2 3; do pytest -k test_$i; done",
+    "for file in src/components/**/*.tsx; do sed -i '' '/^import from .react.;$/d' \"$file\"; done",  # BSD sed
+    "tar -czf /tmp/fixtures-$(date +%Y%m%d).tgz tests/fixtures && ls -lh /tmp/fixtures-*.tgz",  # a time stamp
+    "mkdir -p logs && npm test > logs/test-$(date +%Y%m%d-%H%M%S).log 2>&1",
+    "npx expo start",
+    "npx expo prebuild",
+    "cd server && swag init",
+    "npx svgo --precision=1 --multipass icon.svg",
+    "cat intent/notes.md | pbcopy",
+    "netstat -ano | findstr LISTENING | findstr :5173",
+    'tasklist /FI "IMAGENAME eq node.exe"',
+    "wsl --list --verbose",
+    "vercel logs --since=24h | grep Duration | sort -n",
+    "docker compose exec db pg_dump -U postgres app > backup.sql",
 ]
 
 UNSAFE = [
@@ -431,6 +455,30 @@ UNSAFE = [
     ('NODE_OPTIONS="$EXTRA --max-old-space-size=4096" npm test', "sets NODE_OPTIONS"),
     ("python3 -c \"import ast; print(ast.parse(open('/home/dev/.aws/config').read()))\"", "holds secrets"),
     ("python3 -c \"import ast as print; ast.parse('x')\"", "runs inline code"),
+    # session 12
+    ("bun run scripts/deploy.ts", "publishes"),  # the script's own name is still read
+    ("npm run test -- --deploy", "publishes"),
+    ("bun --filter web deploy", "not a bun run form"),
+    ("command -p rm -rf ~", "deletes ~"),
+    ("mix do ecto.drop, ecto.create", "not a mix do form"),
+    ("mix do compile, cmd rm -rf ~", "not a mix do form"),
+    ("bundle config set path vendor/bundle", "changes the machine beyond the project"),  # the user's config
+    ("for d in ~/*; do rm -rf \"$d\"; done", "deletes ~/*"),
+    ("for f in ../*; do rm -rf $f; done", "outside the project"),
+    ("for p in ~/.ssh/*; do cat $p; done", "holds secrets"),
+    ("for f in a; do f=~; rm -rf $f; done", "built at run time"),  # the body gives it another value
+    ("g() { f=~; }; for f in a; do g; rm -rf \"$f\"; done", "built at run time"),  # so may a function
+    ("for f in a; do for f in ~/*; do rm -rf $f; done; done", "built at run time"),
+    ("for f in $(ls ~); do rm -rf $f; done", "not read"),
+    ("for f in src/*.ts; do mv \"$f\" \"${f%/*}\"; done", "built at run time"),  # a `/` taken off: elsewhere
+    ("sed -i '' 's/a/b/' ~/.bashrc", "shell-startup"),
+    ("cp x ~/.bashrc$(date +%s)", "outside the project"),
+    ("cp x /tmp/a$(date +../../home/dev/.bashrc)", "built at run time"),  # not a time stamp
+    ("pbcopy < ~/.ssh/id_rsa", "holds secrets"),
+    ("wsl rm -rf ~", "not a known option of wsl"),
+    ("wsl", "runs code"),
+    ("npx svgo ~/x.svg", "outside the project"),
+    ("pg_dump -h prod.example.com app > ~/dump.sql", "outside the project"),
 ]
 
 
