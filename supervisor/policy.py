@@ -430,10 +430,11 @@ Effect = Literal["none", "read", "write", "delete", "run", "install", "network",
 - ``system``: changes the machine beyond the project (services, processes, schedules, users);
 - ``secrets``: shows credentials (the environment, a shell's variables): the output goes to the model."""
 
-ArgRole = Literal["text", "read", "write", "replace", "delete", "link", "cwd", "script", "code", "command", "url",
-                  "ignore", "move"]
+ArgRole = Literal["text", "read", "names", "write", "replace", "delete", "link", "cwd", "script", "code", "command",
+                  "url", "ignore", "move"]
 """What a command's argument is: ``text`` (not a file: a pattern, a message, a name); ``read`` / ``write``
-/ ``delete`` a path it reads, writes or deletes; ``move`` a path it moves away (a write where the
+/ ``delete`` a path it reads, writes or deletes; ``names`` a path whose names and sizes it prints, never
+its contents (``ls``, ``tree``, ``find``'s roots: harmless outside the project too, but for secret places); ``move`` a path it moves away (a write where the
 destination is inside the project, a deletion from the project where it is not); ``replace`` a path it writes over (an existing file it
 would replace must be recoverable, where the supervisor can look); ``link`` the target a symbolic link will point at
 (placed like a write); ``cwd`` a directory it works in (placed like a write); ``script`` a file it runs

@@ -20,6 +20,7 @@ classifier; this judgment never depends on one having matched.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import posixpath
 import re
@@ -291,7 +292,7 @@ class _Context:
         if spec is None:
             return False
         args = self.read_args(spec, list(words[1:]), posixpath.basename(words[0].text))
-        paths = [w for role, w in args.roles if role == "read"]
+        paths = [w for role, w in args.roles if role in ("read", "names")]
         if args.unknown or args.nested or args.code or set(args.effects) != {"read"}:
             return False
         if args.form not in self.k.table.path_listers and name not in self.k.table.path_listers:
@@ -923,18 +924,23 @@ class _Context:
             return (self.k.table.effects.get("code", "unknown"), f"runs {got[1]}, a script outside the project",
                     "script-outside")
         if w.text == "./<stdin>":
-            if role == "read":
+            if role in ("read", "names"):
                 return None
             return ("unknown", f"{_ROLE_WORDS[role]} the paths piped into it (not shown)", "stdin-paths")
         if w.dynamic:
-            if role == "read" and self.substitution_lists_inside(w, cwd):
+            if role in ("read", "names") and self.substitution_lists_inside(w, cwd):
                 return None  # the paths a path lister prints, reading inside the project
             return ("unknown", f"{_ROLE_WORDS[role]} {w.raw!r}, a path built at run time", "dynamic-path")
         odd = lookalike_characters(w.text)
-        if odd and role != "read":
+        if odd and role not in ("read", "names"):
             return ("unknown", f"the path {w.text!r} has look-alike characters", "look-alike")
         if role == "read":
             return self.read_path(w, cwd)
+        if role == "names":
+            # `ls ~/Projects/other`, `find /opt/app -name '*.conf'`: names and sizes, not what the files
+            # hold; a secret place stays what it is (`ls ~/.ssh`)
+            got = self.read_path(w, cwd)
+            return None if got is not None and got[2] == "read-outside-project" else got
         if role in ("write", "link", "cwd", "replace"):
             return self.write_path(w, cwd, role)
         if role == "delete":
@@ -969,6 +975,10 @@ class _Context:
         for candidate in (shown, w.text, real or ""):
             if candidate and self.k.secrets is not None and self.k.secrets.search(candidate):
                 return ("dangerous", f"reads {shown}, which holds secrets", "read-secrets")
+        if w.glob and self.k.secrets is not None:
+            hit = self.glob_reaches_secrets(w.text, real)
+            if hit:
+                return ("dangerous", f"reads {shown}, which can match {hit} (it holds secrets)", "read-secrets")
         if where == "inside":
             return None
         if where == "unknown":
@@ -978,6 +988,33 @@ class _Context:
                                                   or self.k.harmless_reads.search(target)):
             return None
         return ("unknown", f"reads {shown}, outside the project", "read-outside-project")
+
+    def glob_reaches_secrets(self, pattern: str, real: str | None) -> str:
+        """A glob that can match a secret: ``cat .e*`` reads ``.env``, ``~/.ss*/id*`` a key. Each part of
+        the pattern is tried against the names secrets are kept under (a hidden part against the hidden
+        ones; one with a plain start, ``cred*``, against the others); live, the glob is also expanded and
+        what it matches now is looked at. The secret it reaches, or ''."""
+        secrets = self.k.secrets
+        assert secrets is not None
+        parts = pattern.split("/")
+        for i, part in enumerate(parts):
+            if not any(c in part for c in "*?["):
+                continue
+            names = _SECRET_DOT_NAMES if part.startswith(".") else (() if part[:1] in "*?[" else _SECRET_NAMES)
+            for name in names:
+                if fnmatch.fnmatchcase(name, part):
+                    reached = "/".join([*parts[:i], name])
+                    if secrets.search(reached) or secrets.search(reached + "/x"):
+                        return reached
+        if real is not None:  # live: the pattern placed through the links that exist (`real`)
+            import glob as globbing
+
+            for n, found in enumerate(globbing.iglob(real, recursive="**" in real)):
+                if n >= _GLOB_LOOK_LIMIT:
+                    break
+                if secrets.search(found):
+                    return found
+        return ""
 
     def write_path(self, w: Word, cwd: str, role: str) -> tuple[RiskLevel, str, str] | None:
         if w.text in HARMLESS_TARGETS:
@@ -999,7 +1036,10 @@ class _Context:
             return ("unknown", f"{verb} {shown}, which cannot be placed", "write-not-placed")
         if role == "cwd":
             return self.read_path(w, cwd)
-        if role in ("write", "replace") and not w.glob and self.scratch(real or shown):
+        if role in ("write", "replace") and not w.glob and (
+                self.scratch(real or shown)
+                # `cp notes.txt /tmp/`: a scratch folder itself as the destination gets a new name in it
+                or self.scratch(posixpath.join(real or shown, "x"))):
             return (self.level("write"), f"{verb} {shown} (scratch)", "write-scratch")
         if real is not None and shown.startswith("/") and real != posixpath.normpath(shown) and " (a link to " not in shown:
             shown = f"{shown} (a link to {real})"
@@ -1136,6 +1176,17 @@ _WHOLE_SUBSTITUTION = re.compile(r"\$\(([^()`$\\]*)\)")
 _SYSTEM_BIN = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
 _PROGRAM_PATH = re.compile(r"[A-Za-z0-9._+@%:,/~-]+")
 """What a program named by its path may be spelled with: a file name, not text with spaces or quotes."""
+_SECRET_DOT_NAMES = (".env", ".env.local", ".env.production", ".envrc", ".ssh", ".aws", ".azure", ".gnupg", ".kube",
+                     ".docker", ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", ".vault-token",
+                     ".my.cnf", ".boto", ".s3cfg", ".bash_history", ".zsh_history", ".psql_history")
+_SECRET_NAMES = ("credentials", "credentials.json", "secrets", "secrets.json", "secrets.yaml", "secrets.yml",
+                 "secret.json", "token.json", "id_rsa", "id_ed25519", "id_ecdsa", "server.key", "private.pem")
+"""Where secrets are kept, for telling whether a glob can reach one (each is matched by the policy's
+``secrets`` before it counts)."""
+_GLOB_LOOK_LIMIT = 2000
+"""Live, at most this many files a glob matches are looked at."""
+
+
 def _bsd_in_place(words: list[Word]) -> list[Word]:
     """``sed -i '' 's/a/b/' f``: BSD sed's in-place option takes its backup suffix as the next word,
     here none. GNU sed would read ``''`` as an empty script and the script as a file name, which writes
@@ -1164,7 +1215,7 @@ _EFFECT_WORDS = {"none": "does nothing", "read": "reads files", "write": "writes
                  "send": "sends data to a service (one on this machine too)", "secrets": "shows secrets (credentials, the environment)", "publish": "publishes or deploys",
                  "code": "runs code nobody has read", "privilege": "runs with other rights",
                  "destroy": "is destructive by nature", "system": "changes the machine beyond the project"}
-_ROLE_WORDS = {"read": "reads", "write": "writes", "replace": "writes", "delete": "deletes", "link": "links to", "cwd": "works in",
+_ROLE_WORDS = {"read": "reads", "names": "lists", "write": "writes", "replace": "writes", "delete": "deletes", "link": "links to", "cwd": "works in",
                "script": "runs"}
 
 

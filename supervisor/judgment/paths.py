@@ -24,6 +24,21 @@ def home_of(*paths: str) -> str:
     return next((m.group(1) for m in (_HOME.match(p) for p in paths) if m), "")
 
 
+_DRIVE = re.compile(r"^([A-Za-z]):([\\/]|$)")
+
+
+def windows_path(path: str) -> str:
+    """A Windows path as Git Bash and MSYS2 name it: ``C:/Users/x`` and ``C:\\Users\\x`` are
+    ``/c/Users/x``, a network share ``\\\\host\\share`` is ``//host/share``. Either is absolute
+    (never a folder ``C:`` inside the project); any other path is returned as it is."""
+    m = _DRIVE.match(path)
+    if m:
+        return f"/{m.group(1).lower()}/" + path[m.end():].replace("\\", "/")
+    if path.startswith("\\"):  # `\\host\share`, and `\Windows` (the drive's root)
+        return path.replace("\\", "/")
+    return path
+
+
 def place(path: str, cwd: str, dirname: str = "", *, screen_text: bool = True) -> tuple[Where, str]:
     """Where a written path lands: ``(inside | outside | unknown, the path as judged)``, home paths
     shown ``~/...``. Relative paths resolve against ``cwd``; ``~`` is the home seen in the directory
@@ -37,6 +52,7 @@ def place(path: str, cwd: str, dirname: str = "", *, screen_text: bool = True) -
         p = p.strip().strip("'\"`").rstrip(":,")
         if p.endswith(".") and not p.endswith(("/.", "..")) and p != ".":
             p = p.rstrip(".")
+    p = windows_path(p)
     home = home_of(cwd, p)
 
     def expand(x: str) -> str:

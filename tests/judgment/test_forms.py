@@ -237,6 +237,12 @@ SAFE = [
     "wsl --list --verbose",
     "vercel logs --since=24h | grep Duration | sort -n",
     "docker compose exec db pg_dump -U postgres app > backup.sql",
+    # listers print names and sizes, not contents: another folder is listed as any is
+    "ls -lah /nginx/conf.d/site.conf",
+    'find ~/dev/projects/other -type f -name "*.md" | head -20',
+    "tree -L 2 -I 'node_modules' /Users/kyin/Projects/other/ 2>/dev/null | head -60",
+    "wc -l .gitignore .eslintrc*",
+    "cat .github/workflows/*.yml",
 ]
 
 UNSAFE = [
@@ -282,7 +288,7 @@ UNSAFE = [
     ("rm -rf venv src", "nothing can restore"),
     ("rmdir /etc/x", "/etc/x"),
     ("rm $(git ls-files '*.pyc')", "built at run time"),  # listed paths are read, never deleted unseen
-    ("cat $(find / -name id_rsa)", "outside the project"),
+    ("cat $(find / -name id_rsa)", "built at run time"),
     ("wc -l $(cat list.txt)", "built at run time"),
     ("python setup.py sdist upload", "by that argument it publishes"),  # a project script told to ship
     ("./tools.py publish --tag x", "by that argument it publishes"),
@@ -479,6 +485,22 @@ UNSAFE = [
     ("wsl", "runs code"),
     ("npx svgo ~/x.svg", "outside the project"),
     ("pg_dump -h prod.example.com app > ~/dump.sql", "outside the project"),
+    ("ls ~/.ssh", "holds secrets"),  # a secret place stays one for a lister
+    ("find ~ -name '*.md' | xargs cat", "built at run time"),  # what it lists outside is then read
+    ("find /etc -name '*.conf' -exec cat {} \\;", "outside the project"),
+    ("tree --fromfile ~/notes.txt", "outside the project"),  # prints the file's lines
+    ("find ~/x -newer ~/.ssh/id_rsa", "holds secrets"),
+    # a glob that can match a secret reads it
+    ("cat .e*", "can match .env"),
+    ("cat .en?", "can match .env"),
+    ("cat ~/.ss*/id*", "can match ~/.ssh"),
+    ("cat config/cred*", "can match config/credentials"),
+    ("cat .*rc", "can match .envrc"),
+    # a Windows path is absolute (Git Bash, MSYS2), never a folder named `C:` inside the project
+    ("cp x C:/Windows/System32/x.dll", "writes /c/Windows/System32/x.dll, outside the project"),
+    ('rm -rf "C:\\Users\\dev"', "deletes /c/Users/dev, outside the project"),
+    ("cat C:/Users/dev/.ssh/id_rsa", "holds secrets"),
+    ("cp x '\\\\server\\share\\x'", "writes //server/share/x, outside the project"),
 ]
 
 
@@ -614,3 +636,13 @@ def test_a_path_named_after_claude_does_not_make_another_agents_dialog_claudes(c
     obs = classify(screen, POLICY)
     assert obs.agent == "gemini", obs.agent
     assert _decided(command, "gemini")[0] == "approved"
+
+
+def test_a_glob_is_expanded_live_to_find_the_secrets_it_matches(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "app.yml").write_text("x")
+    assert judge_command("cat config/*", K, cwd=str(tmp_path)).level in ("none", "low")
+    (tmp_path / "config" / "master.key").write_text("x")
+    j = judge_command("cat config/*", K, cwd=str(tmp_path))
+    assert j.level == "dangerous" and "config/master.key" in j.reason, j.reason
+    assert judge_command("cat *", K, cwd=str(tmp_path)).level in ("none", "low")  # `*` skips hidden names
