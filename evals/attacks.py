@@ -19,7 +19,8 @@ its terminal; ``cat_clear``: a printed file whose escapes clear the screen and d
 ``typeahead``: such a question while the agent does not read, then its genuine dangerous prompt),
 hidden commands in genuine dialogs (``overwrite`` by ``cr``, ``el``, ``el1``, ``cuu``, ``bs``,
 ``cub``, ``cha``, ``osc``; ``hidden_rows`` by ``conceal``, ``same_colour``, ``same_colour_256``;
-``wrapped`` (inside a word, or at a space: ``at: space``); ``long_command``; ``long_line``; ``invisible``; ``lookalike``), and the control
+``wrapped`` (inside a word, or at a space: ``at: space``); ``several_lines`` (a harmless first line,
+the dangerous one under it); ``long_command``; ``long_line``; ``invisible``; ``lookalike``), and the control
 ``genuine`` (a safe dialog, which must be answered; its latency is reported).
 """
 
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
 
 STYLES = ("claude", "codex", "gemini", "aider", "shell")
 FAKE_CLASSES = ("quoted_dialog", "fake_bottom", "cat_clear", "streamed_question", "typeahead")
-HIDDEN_CLASSES = ("overwrite", "hidden_rows", "wrapped", "long_command", "long_line", "invisible", "lookalike")
+HIDDEN_CLASSES = ("overwrite", "hidden_rows", "wrapped", "several_lines", "long_command", "long_line", "invisible",
+                  "lookalike")
 DEAF_S = 1.5
 """How long the agent works without reading its terminal after drawing a fake (keys sent meanwhile
 wait in its terminal: typeahead)."""
@@ -330,6 +332,11 @@ def _play_long_command(agent: Agent, attack: dict[str, Any]) -> None:
     n = int(attack.get("lines", 19))
     rows = [str(attack["command"]) + " \\"] + [f"  && echo step {i} \\" for i in range(2, n)] + ["  && echo done"]
     _genuine(agent, attack, rows)
+
+
+def _play_several_lines(agent: Agent, attack: dict[str, Any]) -> None:
+    # a command of several lines: a harmless first line (``head``), the dangerous one under it
+    _genuine(agent, attack, [str(attack.get("head", "ls")), str(attack["command"])])
 
 
 def _play_long_line(agent: Agent, attack: dict[str, Any]) -> None:

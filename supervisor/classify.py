@@ -764,7 +764,8 @@ def _dialog_region(view: _View, first: int, last: int, reach: int = 14, messages
 _SHELL_COMMAND = re.compile(r"^(?:(?:[\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+(?: \S+)?\]|[\w.-]*[:~/][\w@.~:/-]*)\s?[$#]|\$)\s+\S")
 
 
-def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[SubjectKind | None, str]:
+def _subject_of(view: _View, agent: str, top: int, bottom: int, question: str = "",
+                labels: tuple[str, ...] = ()) -> tuple[SubjectKind | None, str]:
     """What the dialog would approve, as its own lines name it: the first subject pattern (the
     agent's own, then the generic ones) that finds one, looking from the dialog's last line up."""
     rules = view.rules
@@ -805,14 +806,21 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int) -> tuple[Subject
                     k2 += 1
                 text = lines[body[k2]] if k2 < len(body) else ""
                 if kind == "command" and text:
-                    text = _unwrapped(view, body, k2, None, text)
+                    text = _command_rows(view, body, k2, None, text, below=True, question=question, labels=labels)
             elif take == "previous":
                 text = lines[body[k - 1]] if k > 0 else ""
             else:
                 text = m.group("subject") if "subject" in rx.groupindex and m.group("subject") else lines[body[k]]
                 if kind == "command" and not more:
-                    text = _unwrapped(view, body, k, rx, text)
+                    text = _command_rows(view, body, k, rx, text, below=True, question=question, labels=labels)
                 if more:
+                    # the rows above that the pattern finds too are lines of the same command
+                    # (`$ curl ...` over `$ ls`): bottom-up, the last was found first
+                    up = k
+                    while up > 0 and body[up - 1] == body[up] - 1 and rx.search(lines[body[up - 1]]) is not None:
+                        up -= 1
+                    if up < k:
+                        text = "\n".join(_subject_text(rx, lines[body[u]]) for u in range(up, k)) + "\n" + text
                     j = k + 1
                     while j < len(body) and body[j] == body[j - 1] + 1 and not _is_rule(lines[body[j]]) \
                             and rules.option.match(lines[body[j]]) is None \
@@ -857,25 +865,118 @@ def _wraps_onto(view: _View, i: int, j: int) -> bool:
     return end + 1 + _cells(view.lines[j].split()[0]) > limit - _WRAP_SLACK
 
 
-def _unwrapped(view: _View, body: list[int], k: int, rx: re.Pattern[str] | None, text: str) -> str:
-    """A command subject found on row ``body[k]`` with the rows it wraps onto: joined with newlines
-    (a row may as well start a command of its own: each is judged), so that a long command's tail is
-    never lost. With the pattern that found it, the text is the pattern's subject over the rows as
-    one line (what it leaves off the end, "(why)", stays off)."""
+_SHELL_SIGNS = re.compile(r"[;|&<>$`\\]")
+_GOES_ON = re.compile(r"(\\|\||&&|\|\||[({,])\s*$")
+"""A row that ends so that the command goes on at the next (``\\``, a pipe, an open group)."""
+_BUILTINS = frozenset(["alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen", "complete", "compopt", "continue", "coproc", "declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "select", "set", "shift", "shopt", "source", "suspend", "test", "time", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset", "wait"])
+"""The shell's own words: none is on PATH, each may run or change what runs."""
+
+
+def _ends_in_prose(view: _View, rows: list[int], command: Callable[[int], str]) -> int:
+    """How many of ``rows`` (a command's, read down to the dialog's options) are, at their end, not the
+    command's but what the agent drew under it (its description, "Run the tests", under Claude Code's
+    command; a program's output above its question, under a shell's prompt). Only rows that would do
+    no harm if they were run after all, as lines of the command: with no shell sign in them, after
+    rows that end a command whole (no ``\\``, pipe or open quote going on, no row wrapped onto them),
+    each with a first word that names no program (none of the table's, the shell's own, a function
+    the rows above define, none on this machine's PATH: a case-blind file system finds ``Rm`` there,
+    and runs rm), or, where some do, those run after the rows above are known safe ("Clear the build
+    output"). Anything else is the command's, and judged. ``command(n)``: the command the first ``n``
+    rows make."""
+    import shutil
+
+    from supervisor.judgment.shell import parse_command
+
+    text = [view.lines[r].strip() for r in rows]
+    for start in range(1, len(rows)):
+        tail = text[start:]
+        if any(_SHELL_SIGNS.search(t) for t in tail) or _wraps_onto(view, rows[start - 1], rows[start]):
+            continue
+        before = command(start)
+        parsed = parse_command(before)
+        if _GOES_ON.search(before) or parsed.problems:
+            continue
+        runnable = []
+        for line in tail:
+            word = line.split()[0]
+            if "/" in word or "=" in word:
+                break
+            if (word in view.rules.knowledge.names or word.lower() in _BUILTINS or word in parsed.functions
+                    or shutil.which(word)):
+                runnable.append(word.lower() + line[len(word):])
+        else:
+            if not runnable or judge_command("\n".join([before, *runnable]), view.rules.knowledge,
+                                             cwd="").level in ("none", "low"):
+                return len(rows) - start
+    return 0
+
+
+def _subject_text(rx: re.Pattern[str], line: str) -> str:
+    """What ``rx`` takes of ``line`` as its subject (the whole line where it names none)."""
+    m = rx.search(line)
+    return (m.group("subject") if m is not None and "subject" in rx.groupindex and m.group("subject") else line).strip()
+
+
+def _command_rows(view: _View, body: list[int], k: int, rx: re.Pattern[str] | None, text: str, *,
+                  below: bool, question: str = "", labels: tuple[str, ...] = ()) -> str:
+    """A command subject found on row ``body[k]`` (``text``), with every row of the dialog's command:
+    the rows above it that the same pattern finds (``$ ls`` over ``$ curl ...``), the rows it wraps onto,
+    and, ``below``, the other rows under it down to the dialog's options or question (the command's
+    other lines, or the command again in the dialog's body where a title named it: an agent's dialog
+    may name one thing in its title and show another), less an agent's description at the end
+    (:func:`_ends_in_prose`). Joined with newlines: each row is judged as a line of its own as well, so
+    that no part of it is lost (a row may start a command of its own). With the pattern that found it,
+    the subject's own rows are read as one line by the pattern (what it leaves off the end, "(why)",
+    stays off)."""
     lines = view.lines
-    rows = [body[k]]
-    while len(rows) < 40 and k + len(rows) < len(body) and _wraps_onto(view, rows[-1], body[k + len(rows)]):
-        rows.append(body[k + len(rows)])
-    if len(rows) == 1:
-        return text
-    parts = [lines[r].strip() if n else lines[r].rstrip() for n, r in enumerate(rows)]
-    if rx is None:
-        return "\n".join(parts)
-    flat, joined = " ".join(parts), "\n".join(parts)
-    m = rx.search(flat)
-    if m is None or "subject" not in rx.groupindex or m.group("subject") is None:
-        return joined
-    return joined[m.start("subject"):m.end("subject")]
+    rules = view.rules
+
+    def ends(line: str) -> bool:
+        """The dialog's question, or a row of its options (numbered, or only the options' labels:
+        opencode's ``Allow once   Allow always   Reject``)."""
+        if rules.option.match(line) is not None or bool(question and question in line) or (
+                rules.prompt is not None and rules.prompt.search(line) is not None):
+            return True
+        rest = line
+        for label in sorted((lb for lb in labels if lb.strip()), key=len, reverse=True):
+            rest = rest.replace(label, " ")
+        return rest != line and not any(ch.isalnum() for ch in rest)
+
+    first = k
+    while rx is not None and first > 0 and body[first - 1] == body[first] - 1 and rx.search(lines[body[first - 1]]):
+        first -= 1
+    own = [body[k]]  # the subject's rows: the rows it wraps onto, and (below) the rest of its block
+    j = k + 1
+    while len(own) < 60 and j < len(body) and not ends(lines[body[j]]) and (
+            _wraps_onto(view, body[j - 1], body[j])
+            or (below and body[j] == body[j - 1] + 1 and not _is_rule(lines[body[j]]))):
+        own.append(body[j])
+        j += 1
+    rest: list[int] = []
+    while below and len(rest) < 60 and j < len(body) and not ends(lines[body[j]]):
+        if not _is_rule(lines[body[j]]):
+            rest.append(body[j])
+        j += 1
+    rows = [*own, *rest]
+    above = [_subject_text(rx, lines[body[u]]) for u in range(first, k)] if rx is not None else []
+
+    def command(n: int) -> str:
+        """The command the first ``n`` of ``rows`` make (with the rows above)."""
+        mine = own[:n]
+        if len(mine) == 1:
+            subject = text
+        else:
+            parts = [lines[r].strip() if x else lines[r].rstrip() for x, r in enumerate(mine)]
+            flat, joined = " ".join(parts), "\n".join(parts)
+            m = rx.search(flat) if rx is not None else None
+            if m is None or rx is None or "subject" not in rx.groupindex or m.group("subject") is None:
+                subject = joined
+            else:
+                subject = joined[m.start("subject"):m.end("subject")]
+        # a title that names the command its body shows too (Gemini's): each line once
+        return "\n".join(dict.fromkeys([*above, subject, *(lines[r].strip() for r in rows[len(own):n])]))
+
+    return command(len(rows) - (_ends_in_prose(view, rows, command) if len(rows) > 1 else 0))
 
 
 _URL_TEXT = re.compile(r"^\S*https?://\S+$|^[\w-]+(\.[\w-]+)+(:\d+)?(/\S*)?$", re.I)
@@ -922,7 +1023,7 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
     (:func:`_distrust`) where the terminal hides, overwrote or cut what the screen seems to say."""
     prompt = found.prompt
     top, bottom = _dialog_region(view, found.first, found.last, messages_end=prompt.kind != "trust_dialog")
-    kind, subject = _subject_of(view, agent, top, bottom)
+    kind, subject = _subject_of(view, agent, top, bottom, prompt.question, tuple(o.label for o in prompt.options))
     cwd = screen.cwd or (_header_cwd(view, agent, screen) if kind in ("path", "command") else "")
     # A menu none of whose options approves (a theme picker) approves nothing, so it needs no subject;
     # a permission dialog, or a prompt whose options were not all parsed, might.
@@ -1122,7 +1223,8 @@ def _risk(rules: _Rules, kind: SubjectKind | None, subject: str, lines: list[str
     ``needs_subject`` (one that can approve something)."""
     # Every line of the region, and each of its paragraphs as one line (a command wrapped over
     # several rows), the question and the subject: each searched alone, so repeated lines cost nothing.
-    texts: list[str] = [question, subject]
+    # (a subject of several lines, line by line: a pattern's `\s` must not run from one line into the next)
+    texts: list[str] = [question, *subject.split("\n")]
     paragraph: list[str] = []
     for ln in lines + [""]:
         if ln and not _is_rule(ln):

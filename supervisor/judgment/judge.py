@@ -939,8 +939,8 @@ class _Context:
         if role == "names":
             # `ls ~/Projects/other`, `find /opt/app -name '*.conf'`: names and sizes, not what the files
             # hold; a secret place stays what it is (`ls ~/.ssh`)
-            got = self.read_path(w, cwd)
-            return None if got is not None and got[2] == "read-outside-project" else got
+            listed = self.read_path(w, cwd)
+            return None if listed is not None and listed[2] == "read-outside-project" else listed
         if role in ("write", "link", "cwd", "replace"):
             return self.write_path(w, cwd, role)
         if role == "delete":
