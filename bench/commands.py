@@ -17,7 +17,7 @@ Two sets, reported apart, each with 95% Wilson intervals:
   session 9, then tuned on); ``commands_v8.yaml``, the eighth (scored once as held-out in session 9,
   tuned on in session 10); ``commands_v9.yaml``, the ninth (scored once as held-out in session 11,
   tuned on in session 12);
-- **held-out**: ``suites/heldout/commands.yaml``, the tenth blind set: real agent commands and other
+- **held-out**: ``suites/heldout/commands.yaml``, the tenth blind set (scored once in session 12): real agent commands and other
   projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
   code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
