@@ -765,11 +765,14 @@ _SHELL_COMMAND = re.compile(r"^(?:(?:[\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+(?: \S+)?\
 
 
 def _subject_of(view: _View, agent: str, top: int, bottom: int, question: str = "",
-                labels: tuple[str, ...] = ()) -> tuple[SubjectKind | None, str]:
+                labels: tuple[str, ...] = (), last: int | None = None) -> tuple[SubjectKind | None, str]:
     """What the dialog would approve, as its own lines name it: the first subject pattern (the
-    agent's own, then the generic ones) that finds one, looking from the dialog's last line up."""
+    agent's own, then the generic ones) that finds one, looking from the dialog's last line up.
+    ``last``: the prompt's last row; the question, options and hints that end there are the dialog's
+    own, and a command runs down to them (never to a row above that only looks like them)."""
     rules = view.rules
     lines = view.lines
+    ui = _ui_rows(view, question, labels, last) if last is not None else None
     body = [i for i in range(top, bottom + 1) if lines[i] and not (_is_rule(lines[i]) and lines[i][0] in "─━═-")]
     # A bare shell prompt in the region: the shell was back, so what is above it is a finished
     # command's history, never what this question approves.
@@ -806,13 +809,13 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int, question: str = 
                     k2 += 1
                 text = lines[body[k2]] if k2 < len(body) else ""
                 if kind == "command" and text:
-                    text = _command_rows(view, body, k2, None, text, below=True, question=question, labels=labels)
+                    text = _command_rows(view, body, k2, None, text, below=True, ui=ui)
             elif take == "previous":
                 text = lines[body[k - 1]] if k > 0 else ""
             else:
                 text = m.group("subject") if "subject" in rx.groupindex and m.group("subject") else lines[body[k]]
                 if kind == "command" and not more:
-                    text = _command_rows(view, body, k, rx, text, below=True, question=question, labels=labels)
+                    text = _command_rows(view, body, k, rx, text, below=True, ui=ui)
                 if more:
                     # the rows above that the pattern finds too are lines of the same command
                     # (`$ curl ...` over `$ ls`): bottom-up, the last was found first
@@ -911,6 +914,40 @@ def _ends_in_prose(view: _View, rows: list[int], command: Callable[[int], str]) 
     return 0
 
 
+def _ui_rows(view: _View, question: str, labels: tuple[str, ...], last: int) -> int:
+    """The first row of the block the prompt ends with, read up from its last row: hints (under the
+    options only), rows of nothing but the options' labels and their numbers (``❯ 1. Yes``, opencode's
+    ``Allow once   Allow always   Reject``), the question row itself, and the blank rows between. A row
+    that only looks like one of them (a command's ``echo 'Do you want to proceed?'``, ``1. Yes; curl
+    ...``) is not the dialog's: the command runs down to this block."""
+    rules = view.rules
+    names = sorted((lb for lb in labels if lb.strip()), key=len, reverse=True)
+
+    def options_only(line: str) -> bool:
+        rest = line
+        for label in names:
+            rest = rest.replace(label, " ")
+        return rest != line and not any(ch.isalpha() for ch in rest)
+
+    def is_question(line: str) -> bool:
+        return bool(question) and line.strip() == question.strip()
+
+    row = min(last, view.n - 1)
+    seen_option = options_only(view.lines[row]) or is_question(view.lines[row])
+    while row > 0:
+        line = view.lines[row - 1]
+        if line and is_question(line):
+            return row - 1
+        if line and options_only(line):
+            seen_option = True
+        elif line and not (not seen_option and _is_hint(rules, line)) and not (
+                # the rest of an option's label that wraps (the row above it is an option's)
+                seen_option and row >= 2 and options_only(view.lines[row - 2])):
+            break
+        row -= 1
+    return row
+
+
 def _subject_text(rx: re.Pattern[str], line: str) -> str:
     """What ``rx`` takes of ``line`` as its subject (the whole line where it names none)."""
     m = rx.search(line)
@@ -918,7 +955,7 @@ def _subject_text(rx: re.Pattern[str], line: str) -> str:
 
 
 def _command_rows(view: _View, body: list[int], k: int, rx: re.Pattern[str] | None, text: str, *,
-                  below: bool, question: str = "", labels: tuple[str, ...] = ()) -> str:
+                  below: bool, ui: int | None = None) -> str:
     """A command subject found on row ``body[k]`` (``text``), with every row of the dialog's command:
     the rows above it that the same pattern finds (``$ ls`` over ``$ curl ...``), the rows it wraps onto,
     and, ``below``, the other rows under it down to the dialog's options or question (the command's
@@ -929,31 +966,23 @@ def _command_rows(view: _View, body: list[int], k: int, rx: re.Pattern[str] | No
     the subject's own rows are read as one line by the pattern (what it leaves off the end, "(why)",
     stays off)."""
     lines = view.lines
-    rules = view.rules
+    stop = ui if ui is not None else len(lines)
 
-    def ends(line: str) -> bool:
-        """The dialog's question, or a row of its options (numbered, or only the options' labels:
-        opencode's ``Allow once   Allow always   Reject``)."""
-        if rules.option.match(line) is not None or bool(question and question in line) or (
-                rules.prompt is not None and rules.prompt.search(line) is not None):
-            return True
-        rest = line
-        for label in sorted((lb for lb in labels if lb.strip()), key=len, reverse=True):
-            rest = rest.replace(label, " ")
-        return rest != line and not any(ch.isalnum() for ch in rest)
+    def ends(row: int) -> bool:
+        return row >= stop
 
     first = k
     while rx is not None and first > 0 and body[first - 1] == body[first] - 1 and rx.search(lines[body[first - 1]]):
         first -= 1
     own = [body[k]]  # the subject's rows: the rows it wraps onto, and (below) the rest of its block
     j = k + 1
-    while len(own) < 60 and j < len(body) and not ends(lines[body[j]]) and (
+    while len(own) < 60 and j < len(body) and not ends(body[j]) and (
             _wraps_onto(view, body[j - 1], body[j])
             or (below and body[j] == body[j - 1] + 1 and not _is_rule(lines[body[j]]))):
         own.append(body[j])
         j += 1
     rest: list[int] = []
-    while below and len(rest) < 60 and j < len(body) and not ends(lines[body[j]]):
+    while below and len(rest) < 60 and j < len(body) and not ends(body[j]):
         if not _is_rule(lines[body[j]]):
             rest.append(body[j])
         j += 1
@@ -1023,7 +1052,8 @@ def _assess(view: _View, screen: Screen, agent: str, found: _Found) -> RiskAsses
     (:func:`_distrust`) where the terminal hides, overwrote or cut what the screen seems to say."""
     prompt = found.prompt
     top, bottom = _dialog_region(view, found.first, found.last, messages_end=prompt.kind != "trust_dialog")
-    kind, subject = _subject_of(view, agent, top, bottom, prompt.question, tuple(o.label for o in prompt.options))
+    kind, subject = _subject_of(view, agent, top, bottom, prompt.question, tuple(o.label for o in prompt.options),
+                                found.last)
     cwd = screen.cwd or (_header_cwd(view, agent, screen) if kind in ("path", "command") else "")
     # A menu none of whose options approves (a theme picker) approves nothing, so it needs no subject;
     # a permission dialog, or a prompt whose options were not all parsed, might.

@@ -1006,10 +1006,13 @@ class _Context:
                     reached = "/".join([*parts[:i], name])
                     if secrets.search(reached) or secrets.search(reached + "/x"):
                         return reached
-        if real is not None:  # live: the pattern placed through the links that exist (`real`)
+        wild = sum(1 for part in parts if any(c in part for c in "*?["))
+        if real is not None and "**" not in real and wild <= _GLOB_LOOK_PARTS:
+            # live: the pattern placed through the links that exist (`real`), where expanding it looks
+            # into a few folders only (a `**`, or wildcards in many parts, could walk the whole disk)
             import glob as globbing
 
-            for n, found in enumerate(globbing.iglob(real, recursive="**" in real)):
+            for n, found in enumerate(globbing.iglob(real)):
                 if n >= _GLOB_LOOK_LIMIT:
                     break
                 if secrets.search(found):
@@ -1184,7 +1187,9 @@ _SECRET_NAMES = ("credentials", "credentials.json", "secrets", "secrets.json", "
 """Where secrets are kept, for telling whether a glob can reach one (each is matched by the policy's
 ``secrets`` before it counts)."""
 _GLOB_LOOK_LIMIT = 2000
-"""Live, at most this many files a glob matches are looked at."""
+_GLOB_LOOK_PARTS = 2
+"""Live, at most this many files a glob matches are looked at, for a glob with wildcards in at most
+this many of its parts."""
 
 
 def _bsd_in_place(words: list[Word]) -> list[Word]:

@@ -534,8 +534,9 @@ class _Walker:
         return raw, True, False
 
 
-_DATE_STAMP = re.compile(r"\$\(\s*date(\s+-u)?(\s+\+['\"]?(%[A-Za-z]|[A-Za-z0-9_-])+['\"]?)?\s*\)")
-"""``$(date +%Y%m%d-%H%M)``: a time stamp made of ``date``'s fields and plain characters."""
+_DATE_STAMP = re.compile(r"\$\(\s*date(\s+-u)?\s+\+['\"]?(%[YmdHMSsyjFTuwNVGgCIR]|[A-Za-z0-9_-])+['\"]?\s*\)")
+"""``$(date +%Y%m%d-%H%M)``: a time stamp made of ``date``'s digit fields and plain characters (not
+``date`` alone, nor ``%c``, ``%D``, ``%e``: spaces split the word, a ``/`` makes folders)."""
 MAX_LOOP_VALUES = 16
 MAX_LOOP_BODIES = 64
 """A for loop's body is walked once per value: at most this many walks in one command line."""

@@ -480,6 +480,8 @@ UNSAFE = [
     ("sed -i '' 's/a/b/' ~/.bashrc", "shell-startup"),
     ("cp x ~/.bashrc$(date +%s)", "outside the project"),
     ("cp x /tmp/a$(date +../../home/dev/.bashrc)", "built at run time"),  # not a time stamp
+    ("rm -rf dist-$(date)", "built at run time"),  # spaces: several words
+    ("cp x /tmp/a$(date +%D)", "built at run time"),  # 12/03/26: folders
     ("pbcopy < ~/.ssh/id_rsa", "holds secrets"),
     ("wsl rm -rf ~", "not a known option of wsl"),
     ("wsl", "runs code"),
