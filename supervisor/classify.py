@@ -871,8 +871,17 @@ def _wraps_onto(view: _View, i: int, j: int) -> bool:
 _SHELL_SIGNS = re.compile(r"[;|&<>$`\\]")
 _GOES_ON = re.compile(r"(\\|\||&&|\|\||[({,])\s*$")
 """A row that ends so that the command goes on at the next (``\\``, a pipe, an open group)."""
-_BUILTINS = frozenset(["alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen", "complete", "compopt", "continue", "coproc", "declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "select", "set", "shift", "shopt", "source", "suspend", "test", "time", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset", "wait"])
-"""The shell's own words: none is on PATH, each may run or change what runs."""
+_BUILTINS = frozenset([
+    "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen", "complete", "compopt",
+    "continue", "coproc", "declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit", "export",
+    "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let", "local", "logout",
+    "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "select", "set",
+    "shift", "shopt", "source", "suspend", "test", "time", "times", "trap", "true", "type", "typeset",
+    "ulimit", "umask", "unalias", "unset", "wait",
+])
+_KEYWORDS = frozenset(["if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
+                       "function", "select", "coproc", "time", "in"])
+"""The shell's own words (builtins and keywords): none is on PATH, each may run or change what runs."""
 
 
 def _ends_in_prose(view: _View, rows: list[int], command: Callable[[int], str]) -> int:
@@ -904,8 +913,9 @@ def _ends_in_prose(view: _View, rows: list[int], command: Callable[[int], str]) 
             word = line.split()[0]
             if "/" in word or "=" in word:
                 break
-            if (word in view.rules.knowledge.names or word.lower() in _BUILTINS or word in parsed.functions
-                    or shutil.which(word)):
+            if (word in view.rules.knowledge.names or word.lower() in _BUILTINS or word.lower() in _KEYWORDS
+                    or not word[0].isalnum()  # `( cmd )`, `! cmd`, `{ cmd; }`: the shell's grammar runs what follows
+                    or word in parsed.functions or shutil.which(word)):
                 runnable.append(word.lower() + line[len(word):])
         else:
             if not runnable or judge_command("\n".join([before, *runnable]), view.rules.knowledge,
