@@ -51,9 +51,11 @@ a few regex scans over its bottom rows plus line walking where structure matters
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
+import shutil
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,6 +65,7 @@ from wcwidth import wcswidth
 
 from supervisor.judgment.judge import Knowledge, PathRule, judge_command
 from supervisor.judgment.paths import inside, live_root, place, real_path
+from supervisor.judgment.shell import parse_command
 from supervisor.models import (
     ACP_SCREEN,
     AgentName,
@@ -809,19 +812,17 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int, question: str = 
                     k2 += 1
                 text = lines[body[k2]] if k2 < len(body) else ""
                 if kind == "command" and text:
-                    text = _command_rows(view, body, k2, None, text, below=True, ui=ui)
+                    text = _command_rows(view, body, k2, None, text, ui=ui)
             elif take == "previous":
                 text = lines[body[k - 1]] if k > 0 else ""
             else:
                 text = m.group("subject") if "subject" in rx.groupindex and m.group("subject") else lines[body[k]]
                 if kind == "command" and not more:
-                    text = _command_rows(view, body, k, rx, text, below=True, ui=ui)
+                    text = _command_rows(view, body, k, rx, text, ui=ui)
                 if more:
                     # the rows above that the pattern finds too are lines of the same command
                     # (`$ curl ...` over `$ ls`): bottom-up, the last was found first
-                    up = k
-                    while up > 0 and body[up - 1] == body[up] - 1 and rx.search(lines[body[up - 1]]) is not None:
-                        up -= 1
+                    up = _found_above(view, body, k, rx)
                     if up < k:
                         text = "\n".join(_subject_text(rx, lines[body[u]]) for u in range(up, k)) + "\n" + text
                     j = k + 1
@@ -881,7 +882,16 @@ _BUILTINS = frozenset([
 ])
 _KEYWORDS = frozenset(["if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
                        "function", "select", "coproc", "time", "in"])
-"""The shell's own words (builtins and keywords): none is on PATH, each may run or change what runs."""
+"""The shell's own words (builtins and keywords): none is on PATH, each may run or change what runs. A
+keyword is one in its own case only ("Do the next step" is a description; the shell would look ``Do`` up
+as a program), a builtin in any (``Kill`` finds the program kill on a case-blind file system)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _on_path(word: str) -> bool:
+    """Whether ``word`` names a program on this machine's PATH (looked up once per word: a live dialog is
+    classified at every frame)."""
+    return shutil.which(word) is not None
 
 
 def _ends_in_prose(view: _View, rows: list[int], command: Callable[[int], str]) -> int:
@@ -895,10 +905,6 @@ def _ends_in_prose(view: _View, rows: list[int], command: Callable[[int], str]) 
     and runs rm), or, where some do, those run after the rows above are known safe ("Clear the build
     output"). Anything else is the command's, and judged. ``command(n)``: the command the first ``n``
     rows make."""
-    import shutil
-
-    from supervisor.judgment.shell import parse_command
-
     text = [view.lines[r].strip() for r in rows]
     for start in range(1, len(rows)):
         tail = text[start:]
@@ -913,9 +919,10 @@ def _ends_in_prose(view: _View, rows: list[int], command: Callable[[int], str]) 
             word = line.split()[0]
             if "/" in word or "=" in word:
                 break
-            if (word in view.rules.knowledge.names or word.lower() in _BUILTINS or word.lower() in _KEYWORDS
-                    or not word[0].isalnum()  # `( cmd )`, `! cmd`, `{ cmd; }`: the shell's grammar runs what follows
-                    or word in parsed.functions or shutil.which(word)):
+            if (word in view.rules.knowledge.names or word.lower() in _BUILTINS or word in _KEYWORDS
+                    or (word[0].isascii() and not word[0].isalnum())  # `( cmd )`, `! cmd`, `{ cmd; }`, `'rm'`: the
+                    # shell's grammar runs what follows (an agent's bullet, `·` or `⏺`, is none of it)
+                    or word in parsed.functions or _on_path(word)):
                 runnable.append(word.lower() + line[len(word):])
         else:
             if not runnable or judge_command("\n".join([before, *runnable]), view.rules.knowledge,
@@ -958,6 +965,15 @@ def _ui_rows(view: _View, question: str, labels: tuple[str, ...], last: int) -> 
     return row
 
 
+def _found_above(view: _View, body: list[int], k: int, rx: re.Pattern[str]) -> int:
+    """The first of the rows right above ``body[k]`` that ``rx`` finds too (``$ curl ...`` over ``$ ls``:
+    lines of the same command; found bottom-up, the last comes first)."""
+    up = k
+    while up > 0 and body[up - 1] == body[up] - 1 and rx.search(view.lines[body[up - 1]]) is not None:
+        up -= 1
+    return up
+
+
 def _subject_text(rx: re.Pattern[str], line: str) -> str:
     """What ``rx`` takes of ``line`` as its subject (the whole line where it names none)."""
     m = rx.search(line)
@@ -965,10 +981,10 @@ def _subject_text(rx: re.Pattern[str], line: str) -> str:
 
 
 def _command_rows(view: _View, body: list[int], k: int, rx: re.Pattern[str] | None, text: str, *,
-                  below: bool, ui: int | None = None) -> str:
+                  ui: int | None = None) -> str:
     """A command subject found on row ``body[k]`` (``text``), with every row of the dialog's command:
     the rows above it that the same pattern finds (``$ ls`` over ``$ curl ...``), the rows it wraps onto,
-    and, ``below``, the other rows under it down to the dialog's options or question (the command's
+    and the other rows under it down to ``ui``, the block of the dialog's question and options (the command's
     other lines, or the command again in the dialog's body where a title named it: an agent's dialog
     may name one thing in its title and show another), less an agent's description at the end
     (:func:`_ends_in_prose`). Joined with newlines: each row is judged as a line of its own as well, so
@@ -977,22 +993,16 @@ def _command_rows(view: _View, body: list[int], k: int, rx: re.Pattern[str] | No
     stays off)."""
     lines = view.lines
     stop = ui if ui is not None else len(lines)
-
-    def ends(row: int) -> bool:
-        return row >= stop
-
-    first = k
-    while rx is not None and first > 0 and body[first - 1] == body[first] - 1 and rx.search(lines[body[first - 1]]):
-        first -= 1
-    own = [body[k]]  # the subject's rows: the rows it wraps onto, and (below) the rest of its block
+    first = _found_above(view, body, k, rx) if rx is not None else k
+    own = [body[k]]  # the subject's rows: the rows it wraps onto, and the rest of its block
     j = k + 1
-    while len(own) < 60 and j < len(body) and not ends(body[j]) and (
+    while len(own) < 60 and j < len(body) and body[j] < stop and (
             _wraps_onto(view, body[j - 1], body[j])
-            or (below and body[j] == body[j - 1] + 1 and not _is_rule(lines[body[j]]))):
+            or (body[j] == body[j - 1] + 1 and not _is_rule(lines[body[j]]))):
         own.append(body[j])
         j += 1
     rest: list[int] = []
-    while below and len(rest) < 60 and j < len(body) and not ends(body[j]):
+    while len(rest) < 60 and j < len(body) and body[j] < stop:
         if not _is_rule(lines[body[j]]):
             rest.append(body[j])
         j += 1

@@ -404,12 +404,15 @@ class _Walker:
         if var is None or body is None or not values_nodes:
             return False
         name = self.src(var)
-        values = [w for v in values_nodes for w in self.words(v)]  # substitutions in them are read here
+        emitted = len(self.out.commands)
+        values = [w for v in values_nodes for w in self.words(v)]
         if (len(values) > MAX_LOOP_VALUES or any(w.dynamic for w in values)
                 or self.loop_bodies + len(values) > MAX_LOOP_BODIES
                 or sum(1 for _ in _REBINDS(name).finditer(self.data.decode("utf-8", "replace"))) > 1):
             # (the loop's own `for f` is one; anything else anywhere in the line, a function that
-            # assigns it included, may give it another value)
+            # assigns it included, may give it another value). The walk the loop gets instead reads
+            # the values' substitutions again: what reading them here found is taken back.
+            del self.out.commands[emitted:]
             return False
         saved = self.loop.get(name)
         try:
