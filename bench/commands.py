@@ -16,8 +16,9 @@ Two sets, reported apart, each with 95% Wilson intervals:
   ``commands_v6.yaml``, the sixth, and ``commands_v7.yaml``, the seventh (each scored once as held-out in
   session 9, then tuned on); ``commands_v8.yaml``, the eighth (scored once as held-out in session 9,
   tuned on in session 10); ``commands_v9.yaml``, the ninth (scored once as held-out in session 11,
-  tuned on in session 12);
-- **held-out**: ``suites/heldout/commands.yaml``, the tenth blind set (scored once in session 12): real agent commands and other
+  tuned on in session 12); ``commands_v10.yaml``, the tenth (scored once as held-out in session 12, tuned on
+  in session 13);
+- **held-out**: ``suites/heldout/commands.yaml``, the eleventh blind set: real agent commands and other
   projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
   code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
@@ -69,6 +70,7 @@ TUNED_SETS: list[tuple[str, Path]] = [
     ("seventh set", AUTHORING / "commands_v7.yaml"),
     ("eighth set", AUTHORING / "commands_v8.yaml"),
     ("ninth set", AUTHORING / "commands_v9.yaml"),
+    ("tenth set", AUTHORING / "commands_v10.yaml"),
 ]
 """The blind sets scored once as held-out, then read and tuned on (in-sample), in the order they came."""
 WIDTH = 160
