@@ -56,6 +56,8 @@ class KillReport:
     instructions: int = 0
     checkpoints: int = 0
     kill_delays: list[float] = field(default_factory=list)
+    missing_detail: str = ""
+    """Where missing events sit (their seqs and kinds) and what the sync said, for the failure message."""
 
     def tally_storage(self, home: Path, snapshots: list[list[str]]) -> list[Event]:
         """The run's journal events after the kills, counting events lost from it (an id an earlier
@@ -65,10 +67,18 @@ class KillReport:
         self.events = len(ids)
         self.lost = sum(1 for snap in snapshots for i, eid in enumerate(snap) if i >= len(ids) or ids[i] != eid)
         settings = Settings(home=home).ensure()
-        sync(settings, wait_s=30)
+        synced = sync(settings, wait_s=30)
         with open_warehouse(settings.warehouse, read_only=True, wait_s=30) as wh:
             stored = set(wh.sql("SELECT event_id FROM events WHERE run_id = ?", [self.run_id])["event_id"].to_list())
-        self.missing = len(set(ids) - stored)
+            state = wh.sql("SELECT * FROM ingest_state").to_dicts()
+            rejects = wh.sql("SELECT journal_path, line_no, reason FROM ingest_rejects").to_dicts()
+        gone = [e for e in evs if e.event_id not in stored]
+        self.missing = len(gone)
+        if gone:
+            journal = settings.journals_dir / f"{self.run_id}.jsonl"
+            self.missing_detail = (f"missing seqs {[e.seq for e in gone][:60]} kinds {dict(Counter(e.kind for e in gone))}; "
+                                   f"journal {len(ids)} events, {journal.stat().st_size} bytes; "
+                                   f"sync {synced}; ingest_state {state}; rejects {rejects[:5]}")
         return evs
 
     def kill_at_random(self, proc: subprocess.Popen[bytes], home: Path, before: int, rng: random.Random,
