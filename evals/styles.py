@@ -252,7 +252,8 @@ def codex_edit(files: list[tuple[str, int, int]], reason: str, *, history: list[
 def _box(rows: list[str], width: int) -> list[str]:
     inner = width - 4
     out = [" ╭" + "─" * (inner + 0) + "╮"]
-    for r in rows:
+    # a row of several lines (a command's) is drawn a row per line: a wrap would turn its newlines to spaces
+    for r in (line for row in rows for line in row.split("\n")):
         for part in _wrap(r, inner - 2) if r else [""]:
             out.append(" │ " + part.ljust(inner - 2) + " │")
     out.append(" ╰" + "─" * inner + "╯")
@@ -375,7 +376,9 @@ def opencode_busy(history: list[str], *, width: int = 100) -> str:
 def opencode_permission(command: str, description: str, *, history: list[str] | None = None,
                         width: int = 100) -> Rendered:
     lines = [f"  {h}" for h in history or []] + [
-        "", "  △ Permission required", f"    # {description}", f"    $ {command}", "",
+        "", "  △ Permission required", f"    # {description}",
+        # a command of several lines shows each (a wrap of the whole would turn its newlines into spaces)
+        *(f"    {'$ ' if n == 0 else '  '}{line}" for n, line in enumerate(command.split("\n"))), "",
         # The selection is drawn in reverse video only (as `capture-pane -e` shows it); Allow once is the default.
         "  \x1b[7m Allow once \x1b[27m   Allow always    Reject", "",
         "  ⇆ select  enter confirm  esc dismiss"]

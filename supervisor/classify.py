@@ -802,7 +802,8 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int, question: str = 
                 j = k
                 while j > 0 and body[j - 1] == body[j] - 1 and not _is_rule(lines[body[j - 1]]):
                     j -= 1
-                text = "\n".join(lines[body[x]] for x in range(j, k)).strip()
+                text = _both_readings(view, [body[x] for x in range(j, k)],
+                                      "\n".join(lines[body[x]].strip() for x in range(j, k))).strip()
                 if text and any(ch.isalnum() for ch in text):
                     return kind, text
                 continue
@@ -823,14 +824,16 @@ def _subject_of(view: _View, agent: str, top: int, bottom: int, question: str = 
                     # the rows above that the pattern finds too are lines of the same command
                     # (`$ curl ...` over `$ ls`): bottom-up, the last was found first
                     up = _found_above(view, body, k, rx)
-                    if up < k:
-                        text = "\n".join(_subject_text(rx, lines[body[u]]) for u in range(up, k)) + "\n" + text
                     j = k + 1
                     while j < len(body) and body[j] == body[j - 1] + 1 and not _is_rule(lines[body[j]]) \
                             and rules.option.match(lines[body[j]]) is None \
                             and not (rules.prompt is not None and rules.prompt.search(lines[body[j]])):
-                        text += "\n" + lines[body[j]]
                         j += 1
+                    # the rows under it are the rest of its command (read both ways where it wrapped)
+                    text = _both_readings(view, [body[x] for x in range(k, j)],
+                                          "\n".join([text.strip(), *(lines[body[x]].strip() for x in range(k + 1, j))]))
+                    if up < k:
+                        text = "\n".join(_subject_text(rx, lines[body[u]]) for u in range(up, k)) + "\n" + text
             text = text.strip().removeprefix("$ ").strip()
             if take in ("previous", "next") and kind == "path" and text.endswith((".", ",", ";", "!", "?")):
                 # a line around the question that ends a sentence is output, not a file name ("session."
@@ -852,6 +855,20 @@ def _cells(text: str) -> int:
     """Cells ``text`` takes on a terminal (a wide character two; one it cannot tell, one)."""
     n = wcswidth(text)
     return n if n >= 0 else len(text)
+
+
+def _fills_row(view: _View, i: int) -> bool:
+    """Whether a word may have been split at the end of row ``i``: its text runs up to the screen's right
+    edge (the terminal wraps there, inside a word as well), or, inside a box an agent draws (it wraps at
+    spaces), the row up to the box's side is one word (one longer than the row is split)."""
+    raw = view.raw[i].rstrip()
+    text = raw.rstrip(_RIGHT_EDGE)
+    end = _cells(text)
+    edge = next((x for x, ch in enumerate(raw[len(text):]) if ch in _VBARS or ch in "█▕"), None)
+    if edge is None:
+        return end >= view.width - 1
+    inner = text.strip().lstrip("".join(_VBARS)).strip()
+    return edge <= 2 and " " not in inner
 
 
 def _wraps_onto(view: _View, i: int, j: int) -> bool:
@@ -980,6 +997,60 @@ def _subject_text(rx: re.Pattern[str], line: str) -> str:
     return (m.group("subject") if m is not None and "subject" in rx.groupindex and m.group("subject") else line).strip()
 
 
+_MAX_READINGS = 8
+"""The most wrapped rows of one command read both ways (:func:`_both_readings`); a longer one is read
+line by line only."""
+
+
+_FIRST_WORD = re.compile(r"""^(?:"(?P<dq>[\w.:@+,%-]+)"|'(?P<sq>[\w.:@+,%-]+)'|(?P<bare>[\w.:@+,%-]+))(?=\s|$)""")
+
+
+def _runs_nothing(view: _View, row: str) -> bool:
+    """Whether ``row``, run as a command of its own, would run no program: its first word is an option
+    (``--tests``) or, quoted or not, a plain name (``"com.example.AppTest"``) that is none of the table's
+    programs, the shell's own words or a program on this machine's PATH (the shell would say "command
+    not found"). Anything else (a path, a sign, a name that runs something) may run, and is judged."""
+    if row.startswith("-"):
+        return True
+    m = _FIRST_WORD.match(row)
+    if m is None:
+        return False
+    word = m.group("dq") or m.group("sq") or m.group("bare")
+    return not (word in view.rules.knowledge.names or word.lower() in _BUILTINS or word.lower() in _KEYWORDS
+                or word.startswith(".") or _on_path(word) or _on_path(word.lower()))
+
+
+def _both_readings(view: _View, rows: list[int], subject: str) -> str:
+    """A command's rows, one per line (``subject``), with each row its agent wrapped onto that would
+    run nothing on its own (:func:`_runs_nothing`: ``--tests B`` under ``./gradlew test --tests A``) read
+    both ways the shell could have it: the rows above on their own (the break was a newline: the shell
+    runs them, and then fails to find a program named ``--tests``), and joined to it with a space (the
+    break was the agent's wrap: one command), and, where the row above runs up to the edge, joined with
+    nothing between (a word split there: ``ls ~/.dock`` over ``er`` lists ``~/.docker``). Judged whole, all
+    must be safe; the row alone, a program
+    that does not exist, is no command (what follows a ``;`` on it is in the joined reading). Only where the rows
+    above make a whole command (no open quote, no ``\\`` going on): otherwise the row is inside the
+    command either way."""
+    pieces = subject.split("\n")
+    if len(pieces) < 2 or len(pieces) > _MAX_READINGS or len(pieces) > len(rows):
+        return subject
+    out: list[str] = []
+    cur = pieces[0]
+    for i in range(1, len(pieces)):
+        piece = pieces[i]
+        if (_runs_nothing(view, piece) and _wraps_onto(view, rows[i - 1], rows[i]) and not _GOES_ON.search(cur)
+                and not parse_command(cur).problems):
+            out.append(cur)
+            if _fills_row(view, rows[i - 1]):
+                out.append(cur.rstrip() + piece)  # a word split at the edge (`ls ~/.dock` / `er`)
+            cur = cur.rstrip() + " " + piece
+        else:
+            out.append(cur)
+            cur = piece
+    out.append(cur)
+    return "\n".join(dict.fromkeys(out))
+
+
 def _command_rows(view: _View, body: list[int], k: int, rx: re.Pattern[str] | None, text: str, *,
                   ui: int | None = None) -> str:
     """A command subject found on row ``body[k]`` (``text``), with every row of the dialog's command:
@@ -1022,8 +1093,11 @@ def _command_rows(view: _View, body: list[int], k: int, rx: re.Pattern[str] | No
                 subject = joined
             else:
                 subject = joined[m.start("subject"):m.end("subject")]
+            subject = _both_readings(view, mine, subject)
         # a title that names the command its body shows too (Gemini's): each line once
-        return "\n".join(dict.fromkeys([*above, subject, *(lines[r].strip() for r in rows[len(own):n])]))
+        under = rows[len(own):n]
+        body_text = _both_readings(view, under, "\n".join(lines[r].strip() for r in under)) if under else ""
+        return "\n".join(dict.fromkeys([*above, *subject.split("\n"), *(body_text.split("\n") if under else [])]))
 
     return command(len(rows) - (_ends_in_prose(view, rows, command) if len(rows) > 1 else 0))
 
