@@ -461,8 +461,9 @@ class FlagSpec(_P):
     """The option acts on each file the command finds (``find -delete`` deletes each): the role of those
     files, each placed as ``ROOT/**/NAME`` (its ``-name``), like a ``{}`` the command runs."""
     harmless_values: Regex | None = None
-    """Values of the option (matched whole, case-insensitively) for which its ``does`` do not apply:
-    ``curl -X GET`` sends nothing, any other method does. A value built at run time never matches."""
+    """Values of the option (matched whole, case-insensitively) for which its ``does`` (and ``unknown``) do
+    not apply: ``curl -X GET`` sends nothing, any other method does; ``git -c color.ui=never`` only
+    colours, any other setting may run code. A value built at run time never matches."""
 
 
 def _flag_shorthand(value: Any) -> Any:
@@ -589,6 +590,14 @@ class CommandKnowledge(_P):
     secret_urls: RegexList = Field(default_factory=list)
     """Regexes over a URL a program talks to (``curl``, ``wget``, ``http``) whose answer is credentials
     (a cloud's instance metadata service): talking to one is ``dangerous`` whatever the request."""
+    local_services: RegexList = Field(default_factory=list)
+    """Regexes over a URL a program sends data to (``curl -X POST``, ``-d``) that is a service the
+    project runs on this machine (its dev server on ``localhost:3000``): a send to one, every URL of
+    the command one of them, no method DELETE, no file sent (``-d @file``), is local work. ``send`` to
+    any other stays ``commands.effects.send``."""
+    not_local_services: RegexList = Field(default_factory=list)
+    """Regexes over URLs that ``local_services`` would call local but that are not the project's to
+    change (a local Docker or Kubernetes API, a database's HTTP port): a send there stays a send."""
     scratch: RegexList = Field(default_factory=list)
     """Regexes over absolute paths outside the project that may be written (``/tmp/``): a write there is
     ``low``, a deletion there still needs a human."""
@@ -1018,7 +1027,9 @@ def _command_relaxations(mine: CommandKnowledge, ref: CommandKnowledge) -> list[
         out += [f"commands.{knob} removed: {x}" for x in getattr(ref, knob) if x not in getattr(mine, knob)]
     out += [f"commands.env_values added or changed: {v}" for v, rx in mine.env_values.items()
             if ref.env_values.get(v) != rx]
-    for knob in ("harmless_reads", "recoverable", "scratch", "path_listers"):
+    out += [f"commands.not_local_services removed: {x}" for x in ref.not_local_services
+            if x not in mine.not_local_services]
+    for knob in ("harmless_reads", "recoverable", "scratch", "path_listers", "local_services"):
         out += [f"commands.{knob} added: {x}" for x in getattr(mine, knob) if x not in getattr(ref, knob)]
     for knob in ("project_programs", "project_program_args"):
         out += [f"commands.{knob} removed or changed: {x.pattern}" for x in getattr(ref, knob)

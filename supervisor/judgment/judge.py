@@ -99,6 +99,8 @@ class Knowledge:
     scratch: re.Pattern[str] | None = None
     secrets: re.Pattern[str] | None = None
     secret_urls: re.Pattern[str] | None = None
+    local_services: re.Pattern[str] | None = None
+    not_local_services: re.Pattern[str] | None = None
     known_vars: tuple[tuple[str, str], ...] = ()
     env_values: dict[str, re.Pattern[str]] = field(default_factory=dict)
 
@@ -119,7 +121,8 @@ class Knowledge:
         return cls(table=table, path_rules=path_rules, outside_level=outside_level, names=names,
                    recoverable=_alternation(table.recoverable), harmless_reads=_alternation(table.harmless_reads),
                    scratch=_alternation(table.scratch), secrets=_alternation(table.secrets),
-                   secret_urls=_alternation(table.secret_urls), known_vars=tuple(sorted(table.known_vars.items())),
+                   secret_urls=_alternation(table.secret_urls), local_services=_alternation(table.local_services),
+                   not_local_services=_alternation(table.not_local_services), known_vars=tuple(sorted(table.known_vars.items())),
                    env_values={name: policy_regex(f"^(?:{rx})$") for name, rx in table.env_values.items()})
 
 
@@ -501,6 +504,9 @@ class _Context:
             levels.append((self.k.table.effects.get("secrets", "dangerous"),
                            f"{form} {'sends' if net else 'prints or passes on'} ${sent[0]}, a secret by its name"
                            + (", over the network" if net else ""), "secret-sent"))
+        if "send" in effects and self.sends_locally(args, words):
+            local: list[Effect] = [e for e in effects if e != "send"]
+            effects = [*local, "network"]
         for effect in dict.fromkeys(effects):
             lvl = self.k.table.effects.get(effect, "unknown")
             levels.append((lvl, f"{form}: {_EFFECT_WORDS.get(effect, effect)}", f"effect:{effect}"))
@@ -874,15 +880,16 @@ class _Context:
 
     def apply_flag(self, fs: FlagSpec, name: str, value: Word | None, form: str, out: _Args,
                    roles_out: list[str]) -> None:
-        if fs.unknown:
+        harmless = (fs.harmless_values is not None and value is not None and not value.dynamic
+                    and policy_regex(fs.harmless_values, re.I).fullmatch(value.text) is not None)
+        if fs.unknown and not harmless:
             out.unknown.append(f"{form} {name}: the option makes what {form} does unknowable")
             return
         if fs.found is not None:
             out.found.append(fs.found)
             if out.find_roots is None:
                 out.find_roots = []
-        if not (fs.harmless_values is not None and value is not None and not value.dynamic
-                and policy_regex(fs.harmless_values, re.I).fullmatch(value.text) is not None):
+        if not harmless:
             out.added.extend(fs.does)
         if fs.sets is not None:
             out.base = list(fs.sets)
@@ -897,6 +904,27 @@ class _Context:
                 out.roles.append((fs.value, value))
                 if name in ("-name", "-iname") and not value.dynamic:
                     out.names.append(value.text)
+
+    def sends_locally(self, args: _Args, words: list[Word]) -> bool:
+        """Whether what the command sends (by an option: a request's method or data) goes only to a service
+        the project runs on this machine: every URL it names a ``local_services`` one (none a ``not_local_services`` one, none built at run time),
+        no DELETE asked for, no file's contents sent (``-d @.env``, ``-F f=@key``)."""
+        urls = [w for role, w in args.roles if role == "url"]
+        if "send" in args.base:
+            return False  # a program that sends by nature (`nc host port` sends whatever it is given)
+        if self.k.local_services is None or not urls or any(w.dynamic for w in urls):
+            return False
+        if not all(self.k.local_services.search(w.text) and not (
+                self.k.not_local_services is not None and self.k.not_local_services.search(w.text)) for w in urls):
+            return False
+        for i, w in enumerate(words):
+            if w.dynamic or w.text.startswith("@") or "=@" in w.text or "DELETE" in w.text.upper().split("=")[-1:]:
+                return False
+            if w.text in ("-X", "--request") and i + 1 < len(words) and words[i + 1].text.upper() == "DELETE":
+                return False
+            if w.text.startswith("-X") and w.text[2:].upper() == "DELETE":
+                return False
+        return True
 
     # --- placing paths -----------------------------------------------------------------------
     def role(self, role: str, w: Word, cwd: str, stdin_inside: bool) -> tuple[RiskLevel, str, str] | None:
@@ -1628,15 +1656,21 @@ _SQL_STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _SQL_WORD = re.compile(r"[A-Za-z_][\w$]*")
 
 
+_SQL_CREATE_EMPTY = re.compile(r'(\s*create\s+(database|schema)\s+(if\s+not\s+exists\s+)?("[\w-]+"|\w+)\s*;?\s*)+', re.I)
+"""A new, empty database or schema made (``CREATE DATABASE app_test``): it changes nothing that was there."""
+
+
 @functools.lru_cache(maxsize=512)
 def _harmless_sql(code: str) -> bool:
     """SQL that only reads: every statement a ``SELECT`` / ``WITH`` / ``SHOW`` / ``EXPLAIN`` (``EXPLAIN
     ANALYZE`` runs the statement: of a read, a read) / ``VALUES``, with no word that writes anywhere
     (a ``WITH`` may hold a ``DELETE``; ``SELECT ... INTO`` makes a table; ``FOR UPDATE`` locks rows), and
     no function but the standard ones that compute (a function of the database may do anything); or
-    psql's and sqlite3's describing commands. Strings are data; dollar quoting, comments and psql variables are not read."""
+    psql's and sqlite3's describing commands; or only new, empty databases or schemas made. Strings are data; dollar quoting, comments and psql variables are not read."""
     if len(code) > 2000 or "$$" in code or "--" in code or "/*" in code or ":'" in code:
         return False
+    if _SQL_CREATE_EMPTY.fullmatch(code):
+        return True
     lines = [ln.strip() for ln in code.splitlines() if ln.strip()]
     sql_lines = []
     for ln in lines:
