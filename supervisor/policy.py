@@ -510,6 +510,9 @@ class CommandSpec(_P):
     single_dash: bool = False
     """Its options are whole words after one dash (ffmpeg's ``-filter_script``), never letters combined
     (``-rf``): a word not listed is an option not listed."""
+    options_until_double_dash: bool = False
+    """With a ``command`` argument: the program's own options go on after its fixed arguments, up to a
+    ``--`` that the command follows (``kubectl exec pod -c app -- psql``: ``-c`` is kubectl's)."""
     subcommands: dict[str, CommandSpec] | None = None
     """The program's subcommands (the first positional argument): one not listed is ``unknown``. The
     options before the subcommand are the program's own ``flags``."""

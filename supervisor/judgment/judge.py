@@ -697,7 +697,8 @@ class _Context:
                 continue
             if (not options_done and not w.dynamic and t.startswith("-") and len(t) > 1
                     and (not t[1].isdigit() or t in spec.flags)
-                    and not (command_at is not None and command_at > 0 and len(positional) >= command_at)):
+                    and not (command_at is not None and command_at > 0 and len(positional) >= command_at
+                             and not spec.options_until_double_dash)):
                 i = self.option(spec, words, i, form, out, roles_out=roles)
                 command_at = _command_index(roles)  # `command -v git` looks a name up; it runs nothing
                 continue
@@ -1331,9 +1332,9 @@ def _before(words: list[Word], word: Word) -> list[Word]:
     return next((words[:i] for i, w in enumerate(words) if w is word), words)
 
 
-_IN_CONTAINER = frozenset({"docker run", "docker exec", "podman run", "podman exec", "docker compose exec",
+_IN_CONTAINER = frozenset({"docker run", "docker exec", "podman run", "podman exec", "kubectl exec", "oc exec", "docker compose exec",
                            "docker-compose exec", "podman compose exec", "docker compose run", "docker-compose run"})
-"""The forms that run their command in a container."""
+"""The forms that run their command in a container (a pod's)."""
 _READ_MODES = frozenset({"r", "rt", "rb"})
 _LOADERS = {"json": {"load"}, "tomllib": {"load"}, "yaml": {"safe_load", "safe_load_all"},
             "ast": {"parse", "literal_eval", "dump"}}

