@@ -176,6 +176,13 @@ class _Context:
         self.parsed = parsed
         self.parts: list[PartJudgment] = []
         self.written: dict[str, str] = {}
+        self.made: set[str] = set()
+        self.files_only = False
+        """The command being judged deletes files only (``rm`` without ``-r``/``-d``): a folder of the same
+        name, where a redirect to it failed, is refused."""
+        """Paths a part of the line replaced whole, so far, as files (a ``>`` redirect's target, ``sed -i.bak``'s
+        backup), never one only added to or touched. Where that part failed (the path is a folder), a later
+        ``rm`` of it without ``-r`` fails too: only such a deletion counts them (``files_only``)."""
         """Paths this command line writes (placed, normalised) -> the part that writes them."""
         self.ran: dict[str, str] = {}
         """Paths this command line runs as a program or script -> the part that runs them."""
@@ -422,6 +429,19 @@ class _Context:
         words = ", ".join(_EFFECT_WORDS.get(e, e) for e in ap.does)
         return (lvl, f"{what}{by} {words}", f"effect:{ap.does[0] if ap.does else 'run'}", effects)
 
+    def sed_backups(self, words: list[Word], args: _Args, cwd: str) -> None:
+        """``sed -i.bak ... f``: the backup ``f.bak`` it makes, whole, of each file it edits (see ``made``)."""
+        suffix = next((w.text[2:] if w.text.startswith("-i") else w.text.split("=", 1)[1] for w in words
+                       if not w.dynamic and ((w.text.startswith("-i") and len(w.text) > 2)
+                                             or w.text.startswith("--in-place="))), "")
+        if not suffix or "*" in suffix or "/" in suffix:
+            return
+        for role, w in args.roles:
+            if role in ("write", "replace") and not w.dynamic and not w.glob:
+                where, shown, real = self.placed(Word(w.text + suffix, w.raw + suffix), cwd)
+                if where == "inside":
+                    self.made.add(self.key(shown, real))
+
     def program_path(self, prog: str, cwd: str) -> str | None:
         """A program named by path: a system program's name (``/usr/bin/rm`` -> ``rm``), else None."""
         d, base = posixpath.split(prog)
@@ -438,6 +458,8 @@ class _Context:
             words = _bsd_in_place(words)
         args = self.read_args(spec, words, prog)
         form = args.form or prog
+        if spec.inline == "sed":
+            self.sed_backups(words, args, cwd)
         spec_inline = args.inline
         if args.unknown:
             self.add(text, "unknown", args.unknown[0], "unknown-form")
@@ -520,6 +542,11 @@ class _Context:
                 roles = self.into_folder(roles, cwd)
             else:
                 levels.extend(self.merge_not_placed(roles, form))
+        # `rm f` / `unlink f` delete a file only (a folder is refused): what `made` holds is then that file
+        self.files_only = prog in ("rm", "unlink") and not any(
+            not w.dynamic and (w.text in ("--recursive", "--dir", "-d") or (
+                w.text.startswith("-") and not w.text.startswith("--") and ("r" in w.text or "R" in w.text or "d" in w.text)))
+            for w in words)
         for role, w in roles:
             got = self.role(role, w, cwd, stdin_inside)
             if got is not None:
@@ -1123,6 +1150,10 @@ class _Context:
         rel = rel.removeprefix("./")
         if self.k.recoverable is not None and self.k.recoverable.search(rel):
             return (self.level("delete"), f"deletes {rel} (recoverable: build output or a cache)", "delete-recoverable")
+        if self.files_only and not w.glob and self.key(shown, real) in self.made:
+            # `cmd > out.txt; ...; rm out.txt`, `sed -i.bak ... f && rm f.bak`: an earlier part of the line
+            # replaced that file whole; deleting it loses only what the line itself made
+            return (self.level("delete"), f"deletes {rel} (a file an earlier part of the line made)", "delete-made")
         if (self.k.table.git_restorable and self.root is not None and real is not None and not w.glob
                 and git_restorable(self.root, real)):
             return (self.level("delete"), f"deletes {rel} (tracked by git and unchanged: git can restore it)",
@@ -1138,6 +1169,10 @@ class _Context:
             got = self.role("delete", target, cwd, False)
         else:
             got = self.role("write" if ">>" in op else "replace", target, cwd, False)
+            if ">>" not in op and not target.dynamic and not target.glob and target.text not in HARMLESS_TARGETS:
+                where, shown, real = self.placed(target, cwd)
+                if where == "inside":
+                    self.made.add(self.key(shown, real))
         if got is None:
             self.add(text, "none", f"redirects to {target.text}", "redirect", ["none"])
         else:

@@ -111,6 +111,13 @@ def _connect_file(path: Path, *, read_only: bool, wait_s: float) -> duckdb.DuckD
                 raise _open_error(path, exc) from exc
             if time.monotonic() >= deadline:
                 raise WarehouseLocked(str(path), _lock_holder(str(exc))) from exc
+        except duckdb.ConnectionException as exc:
+            # this process holds the file open the other way (a reader while its own feeder writes, or the
+            # reverse): DuckDB refuses the second mode until that connection closes, as a lock would
+            if "different configuration" not in str(exc):
+                raise _open_error(path, exc) from exc
+            if time.monotonic() >= deadline:
+                raise WarehouseLocked(str(path), "this process (opened the other way)") from exc
         except duckdb.Error as exc:
             raise _open_error(path, exc) from exc
         time.sleep(min(delay, max(0.0, deadline - time.monotonic())))

@@ -264,6 +264,10 @@ SAFE = [
     "gem build",
     "pg_dump --version",
     'DATABASE_URL="file:./dev.db" npx prisma studio --browser none --port 5555',
+    # a file the line itself made whole, then deleted: nothing that was there before is lost
+    "sed -i.bak 's/old/new/' src/app.py && rm src/app.py.bak",
+    "sed --in-place=.orig 's/a/b/' a.c && rm a.c.orig",
+    "python gen.py > out.md && rm out.md",
 ]
 
 UNSAFE = [
@@ -563,6 +567,16 @@ UNSAFE = [
     ("kubectl exec -it pod -- bash", "interactive"),
     ("gem push pkg.gem", "gem push"),
     ("gem install rails", "gem install"),
+    # ... but not one only touched or added to, one made by a copy (a folder takes it in), one deleted
+    # before it was made, or a folder where the redirect to it failed
+    ("touch notes.md; rm notes.md", "nothing can restore"),
+    ("echo hi >> notes.md; rm notes.md", "nothing can restore"),
+    ("mkdir -p docs && rm -rf docs", "nothing can restore"),
+    ("cp a.txt src && rm -rf src", "nothing can restore"),
+    ("rm notes.md && echo hi > notes.md", "nothing can restore"),
+    ("echo x > src; rm -rf src", "nothing can restore"),
+    ("sed -i.bak 's/a/b/' f.txt; rm -r f.txt.bak", "nothing can restore"),
+    ("sed -i.bak 's/a/b/' f.txt && rm f.txt", "nothing can restore"),
 ]
 
 

@@ -131,6 +131,36 @@ def test_lock_held_by_another_process_loses_nothing(settings: Settings) -> None:
         assert wh.stats()["friction"] == 21
 
 
+def test_a_reader_waits_for_this_processs_own_writer(settings: Settings) -> None:
+    """DuckDB refuses a read-only connection to a file this process holds open for writing (the feeder
+    thread syncing while a command reads): the reader waits for it as for a lock, then reads."""
+    import threading
+
+    _write_run(settings, "run_W", n_obs=1).close()
+    sync(settings)
+    opened = threading.Event()
+    release = threading.Event()
+
+    def writer() -> None:
+        with open_warehouse(settings.warehouse, read_only=False):
+            opened.set()
+            release.wait(30)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert opened.wait(30)
+        with pytest.raises(WarehouseLocked) as info, open_warehouse(settings.warehouse, read_only=True, wait_s=0.3):
+            pass
+        assert "this process" in info.value.one_line()
+        threading.Timer(0.5, release.set).start()
+        with open_warehouse(settings.warehouse, read_only=True, wait_s=30) as wh:
+            assert wh.stats()["events"] >= 1
+    finally:
+        release.set()
+        t.join(30)
+
+
 def test_migrations_bring_an_old_database_up_to_date(settings: Settings) -> None:
     _write_run(settings, "run_M", n_obs=2).close()
     with open_warehouse(settings.warehouse, read_only=False) as wh:
