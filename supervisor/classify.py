@@ -723,6 +723,11 @@ def _kind(rules: _Rules, text: str, default: PromptKind) -> PromptKind:
     return default
 
 
+_BOX_REACH = 60
+"""Rows above its question that a dialog's box may reach (its top edge found within them), the most rows
+of a command the subject may have (as ``_command_rows`` reads at most)."""
+
+
 def _dialog_region(view: _View, first: int, last: int, reach: int = 14, messages_end: bool = True
                    ) -> tuple[int, int]:
     """The dialog's lines (first, last), between its frame edges: the box its question sits in
@@ -736,7 +741,9 @@ def _dialog_region(view: _View, first: int, last: int, reach: int = 14, messages
     depth = view.frames[first][0]
     lo = max(0, first - reach)
     if depth > 0:
-        for i in range(first - 1, lo - 1, -1):
+        # a box's top edge bounds it however tall a long command makes it (Gemini's title and body both
+        # wrap it: a 6-test gradle run at 80 columns puts the title 16 rows above the question)
+        for i in range(first - 1, max(0, first - _BOX_REACH) - 1, -1):
             if view.frames[i] == (depth - 1, "top"):
                 bottom = next((j for j in range(max(first, last), view.n) if view.frames[j] == (depth - 1, "bottom")),
                               last)

@@ -189,8 +189,10 @@ def test_a_long_command_wrapped_by_its_agent_keeps_its_tail(style: str, width: i
 def test_a_long_command_wrapped_before_an_option_is_approved(style: str, width: int) -> None:
     """Each agent wraps at a space, so a long test run's rows under its first start with an option or its
     value (``--tests "com.example..."``); read one per line, each was taken for a program of its own
-    (``--tests is not a known command``) and the run was escalated in every agent's dialog."""
-    command = "./gradlew test " + " ".join(f'--tests "com.example.shop.module{n}.OrderServiceTest"' for n in range(4))
+    (``--tests is not a known command``) and the run was escalated in every agent's dialog. (At 80 columns
+    Gemini's box, title and body both wrapping it, is taller than the rows looked up for a dialog's top:
+    the title was cut off and no subject found.)"""
+    command = "./gradlew test " + " ".join(f'--tests "com.example.shop.module{n}.OrderServiceTest"' for n in range(6))
     r, obs = observed_in_style(style, command, "Run the tests", width=width)
     assert obs.prompt is not None, r.text
     assert decide(obs, worked(), POLICY).approves, (obs.prompt.risk, r.text)
