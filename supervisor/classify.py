@@ -1034,10 +1034,9 @@ def _both_readings(view: _View, rows: list[int], subject: str) -> str:
     runs them, and then fails to find a program named ``--tests``), and joined to it with a space (the
     break was the agent's wrap: one command), and, where the row above runs up to the edge, joined with
     nothing between (a word split there: ``ls ~/.dock`` over ``er`` lists ``~/.docker``). Judged whole, all
-    must be safe; the row alone, a program
-    that does not exist, is no command (what follows a ``;`` on it is in the joined reading). Only where the rows
-    above make a whole command (no open quote, no ``\\`` going on): otherwise the row is inside the
-    command either way."""
+    must be safe; the row alone, a program that does not exist, is no command (what follows a ``;`` on it
+    is in the joined reading). Only where the rows above make a whole command (no open quote, no ``\\``
+    going on): otherwise the row is inside the command either way."""
     pieces = subject.split("\n")
     if len(pieces) < 2 or len(pieces) > _MAX_READINGS or len(pieces) > len(rows):
         return subject
