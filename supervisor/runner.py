@@ -355,6 +355,8 @@ class PaneRunner:
         self._recheck_at: float | None = None
         """When to look again at a prompt whose program was not waiting for input (backing off)."""
         self._busy_checks = 0
+        self._unread_since: dict[str, Any] | None = None
+        """When input typed earlier (not ours) was first seen unread under this prompt."""
         self._history_noted: set[str] = set()
         """Signatures of prompts whose escalation was skipped as history (noted once each)."""
         known = agent_from_argv(config.command, self.policy)
@@ -1098,11 +1100,33 @@ class PaneRunner:
             return False
         unread_input = getattr(self.surface, "unread_input", None)
         unread = unread_input(self.pane_id) if unread_input is not None else None
-        if unread:
-            self._skip(decision, f"{unread} bytes typed earlier are still unread: the agent is not reading "
-                       "its terminal, so this prompt is not its own live one", instance_id=live["instance_id"])
+        if not unread:
+            self._unread_since = None
+            return True
+        # Not ours (ours are checked as sent): a human's typeahead, or a terminal's reply (a focus
+        # report) the program reads a moment later. Never discarded; looked at again, backing off, and
+        # a human is told when it stays.
+        since = self._unread_since
+        if since is None or since["signature"] != live["signature"]:
+            since = self._unread_since = {"signature": live["signature"], "at": now}
+        if now - since["at"] >= self.policy.timing.confirm_timeout_s:
+            self._skip(decision, f"{unread} bytes typed earlier stay unread in the agent's terminal",
+                       instance_id=live["instance_id"])
+            self._unread_since = None
+            self._escalate(decision.model_copy(update={
+                "kind": "escalate", "rule": "unread-input", "keys": [],
+                "reason": f"{unread} bytes typed earlier stay unread in the agent's terminal: keys sent now "
+                          "would follow them and could answer something else",
+                "next_action": "answer it yourself in the pane (tmux attach); supervision resumes once it is gone"}),
+                self.last_obs)
             return False
-        return True
+        self._busy_checks += 1
+        wait = min(self.policy.timing.recheck_s, max(2 * self.settle_s, 0.05) * 2 ** (self._busy_checks - 1))
+        self._recheck_at = now + wait
+        self._skip(decision, f"{unread} bytes typed earlier are still unread: the agent is not reading "
+                   f"its terminal, so this prompt is not its own live one; looking again in {wait:.2g}s",
+                   instance_id=live["instance_id"])
+        return False
 
     def _changed_since_decision(self, live: dict[str, Any]) -> str:
         """Read the screen again right before typing: "" when it is the screen decided on, or the same

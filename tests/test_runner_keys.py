@@ -69,3 +69,78 @@ def test_a_dangerous_prompt_right_after_our_keys_pauses_the_run(harness, tmp_pat
     assert answers(rec)["rm"]["approved"] is None  # nothing answered it: it timed out
     assert all(e.kind != "action" or not e.payload.get("keys") or e.payload.get("signature") != pause["signature"]
                for e in iter_events(runner.journal.path))
+
+
+# A line program with something typed into its terminal before it asks (a human's typeahead, a
+# terminal's focus report): it asks while deaf to its terminal, then, told to, reads what waits there
+# and then the answer.
+TYPED_BEFORE = """
+import os, select, socket, sys, time, tty
+tty.setraw(0)
+out, flag, asked, drain, patience = sys.stdout, sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+servers = []
+for path in (asked, drain):
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    s.listen(1)
+    servers.append(s)
+out.write("working\\r\\n"); out.flush()
+select.select([servers[0]], [], [], 60)  # the test has typed ahead: ask now
+out.write("build ok\\r\\n\\r\\n$ npm test\\r\\nProceed? [Y/n] "); out.flush()
+select.select([servers[1]], [], [], 60)  # deaf to its terminal until the test says so
+early = os.read(0, 100) if select.select([0], [], [], 0.2)[0] else b""
+answer = b""
+end = time.monotonic() + patience
+while b"\\r" not in answer and time.monotonic() < end:
+    if select.select([0], [], [], 0.5)[0]:
+        answer += os.read(0, 100)
+open(flag, "w").write(repr((early, answer)))
+out.write("\\r\\ndone\\r\\n"); out.flush()
+time.sleep(30)
+"""
+
+
+def _typed_before(harness, tmp_path: Path, patience: float, **timing: float):
+    prog, flag, asked, drain = (tmp_path / n for n in ("typed.py", "flag", "asked", "drain"))
+    prog.write_text(TYPED_BEFORE)
+    h = harness(turns=None, policy=fast_policy(**timing))
+    pane = h.surface.new_session("typed", [sys.executable, str(prog), str(flag), str(asked), str(drain),
+                                  str(patience)],
+                                 width=100, height=30)
+    retry_until(lambda: "working" in h.surface.capture(pane.pane_id).plain, 30, message="the program to start")
+    h.surface.send_keys(pane.pane_id, ["x", "y", "z"])
+    retry_until(lambda: h.surface.unread_input(pane.pane_id) == 3, 10, message="the three bytes typed ahead")
+    (runner,) = h.supervise(pane)
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect(str(asked))
+    return runner, flag, drain
+
+
+def test_a_prompt_asked_over_unread_input_is_answered_once_the_agent_reads_it(harness, tmp_path: Path) -> None:
+    """Bytes typed earlier (not ours) wait unread under a prompt: no keys go while they do (they would
+    be read first), the supervisor looks again, backing off, and answers once the agent has read them:
+    no stall on a screen that stays the same."""
+    runner, flag, drain = _typed_before(harness, tmp_path, 60.0, confirm_timeout_s=60.0)
+    skipped = retry_until(lambda: [e.payload for e in events(runner, "answer_skipped")
+                                   if "typed earlier are still unread" in e.payload["why"]], 30,
+                          message="the answer held back for the unread bytes")
+    assert "looking again" in skipped[0]["why"], skipped
+    assert not [e for e in events(runner, "action") if e.payload.get("keys")], "keys went over unread input"
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect(str(drain))
+    retry_until(lambda: flag.exists(), 30, message="the program to read its answer")
+    assert flag.read_text() == repr((b"xyz", b"y\r")), flag.read_text()
+    assert not events(runner, "pause")
+
+
+def test_input_that_stays_unread_under_a_prompt_is_escalated(harness, tmp_path: Path) -> None:
+    """Unread bytes that stay under a prompt past the confirmation time: a human is told (the run
+    pauses with a reason naming them); nothing is typed and nothing typed earlier is thrown away."""
+    runner, flag, drain = _typed_before(harness, tmp_path, 3.0, confirm_timeout_s=2.0)
+    pause = retry_until(lambda: events(runner, "pause"), 30, message="the pause")[0].payload
+    assert pause["rule"] == "unread-input" and "3 bytes typed earlier" in pause["pause_reason"], pause
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect(str(drain))
+    retry_until(lambda: flag.exists(), 30, message="the program to give up waiting for an answer")
+    early, answer = eval(flag.read_text())  # noqa: S307 - our own program's repr of two bytes objects
+    assert early == b"xyz" and answer == b"", (early, answer)  # kept for it, and nothing of ours
