@@ -595,7 +595,6 @@ class PaneRunner:
                 self.journal.sync()
 
     def _observe(self, now: float, *, trigger: str = "output", force: bool = False) -> Decision | None:
-        self._recheck_at = None
         try:
             raw = self.surface.capture(self.pane_id, scrollback=self.config.scrollback)
         except PaneGone as exc:
@@ -616,6 +615,15 @@ class PaneRunner:
         # just after a dialog began to be drawn, and must not answer it half drawn
         settle_applies = (trigger == "output" and not force) or obs.state == "asking"
         if settle_applies and not raw.info.dead and self._too_early(now, obs, screen, raw):
+            if force:
+                # a forced look (a re-check of a prompt left unanswered) put off to the end of the settle
+                # time stays forced: the screen it finds is the same one, and an unforced look would
+                # pass over it (the re-check lost, the prompt left unanswered)
+                with self._sched:
+                    when = self._observe_at
+                    if when is not None:
+                        self._timer_at = when if self._timer_at is None else min(self._timer_at, when)
+                self._recheck_at = when
             return None
         with self._sched:
             self._first_unobserved = None
@@ -623,8 +631,9 @@ class PaneRunner:
         self._watch_frames(obs.agent if obs.agent != "unknown" else self.known_agent)
         shash = screen.screen_hash
         if not force and shash == self.last_hash and not raw.info.dead:
-            self._schedule(now)
+            self._schedule(now)  # (a re-check still due stays among its times)
             return None
+        self._recheck_at = None
         if shash != self.last_hash:
             self._busy_checks = 0
         if trigger == "poll" and shash != self.last_hash:

@@ -128,7 +128,8 @@ def test_a_prompt_asked_over_unread_input_is_answered_once_the_agent_reads_it(ha
     assert not [e for e in events(runner, "action") if e.payload.get("keys")], "keys went over unread input"
     with socket.socket(socket.AF_UNIX) as client:
         client.connect(str(drain))
-    retry_until(lambda: flag.exists(), 30, message="the program to read its answer")
+    retry_until(lambda: flag.exists(), 30, message=lambda: "the program to read its answer; events: " + repr(
+        [(e.kind, e.payload.get("why") or e.payload.get("state") or e.payload.get("type")) for e in iter_events(runner.journal.path)][-40:]))
     assert flag.read_text() == repr((b"xyz", b"y\r")), flag.read_text()
     assert not events(runner, "pause")
 
