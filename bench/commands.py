@@ -17,8 +17,9 @@ Two sets, reported apart, each with 95% Wilson intervals:
   session 9, then tuned on); ``commands_v8.yaml``, the eighth (scored once as held-out in session 9,
   tuned on in session 10); ``commands_v9.yaml``, the ninth (scored once as held-out in session 11,
   tuned on in session 12); ``commands_v10.yaml``, the tenth (scored once as held-out in session 12, tuned on
-  in session 13);
-- **held-out**: ``suites/heldout/commands.yaml``, the eleventh blind set: real agent commands and other
+  in session 13); ``commands_v11.yaml``, the eleventh (scored once as held-out in session 13, tuned on in
+  session 15);
+- **held-out**: ``suites/heldout/commands.yaml``, the twelfth blind set: real agent commands and other
   projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
   code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
@@ -71,6 +72,7 @@ TUNED_SETS: list[tuple[str, Path]] = [
     ("eighth set", AUTHORING / "commands_v8.yaml"),
     ("ninth set", AUTHORING / "commands_v9.yaml"),
     ("tenth set", AUTHORING / "commands_v10.yaml"),
+    ("eleventh set", AUTHORING / "commands_v11.yaml"),
 ]
 """The blind sets scored once as held-out, then read and tuned on (in-sample), in the order they came."""
 WIDTH = 160

@@ -531,6 +531,10 @@ class CommandSpec(_P):
     only: Regex | None = None
     """Every positional argument must match this (a build tool's tasks, a script runner's script
     names): any other is a form the table does not know (``./gradlew flywayClean``)."""
+    only_first: bool = False
+    """With ``only``: the positional arguments after the first (the script a runner runs) that name files
+    are the script's (``pnpm test:run src/a.test.tsx``), not named by ``only`` (still looked at by
+    ``arg_patterns``); any other word after it still is (``bun run dev claude sprite``)."""
     arg_patterns: list[ArgPattern] = Field(default_factory=list)
     inline: Literal["shell", "python", "awk", "sed", "perl", "node", "sql"] | None = None
     """The language of its inline code (``code`` arguments), which the judgment reads: a shell's is
@@ -540,6 +544,10 @@ class CommandSpec(_P):
     inline is ``code``."""
     after_double_dash: list[Effect] | None = None
     """Effects when arguments follow ``--`` (``git checkout -- file`` discards the file's changes)."""
+    project_args: bool = False
+    """The program it runs is the project's own (``cargo run``, ``go run .``, ``dotnet run``): its plain
+    arguments are that program's, judged by the table's ``project_program_args`` as a project script's
+    are (``cargo run -- submit ...``, ``go run ./cmd/tool deploy``)."""
     also: list[str] = Field(default_factory=list)
     """Other names of the same program (``python3`` for ``python``)."""
     note: str = ""

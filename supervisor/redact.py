@@ -126,6 +126,25 @@ _rule("high_entropy_token", r"(?:^|[^A-Za-z0-9_+/=\-])([A-Za-z0-9_\-+=]{24,200})
 
 
 
+_ISSUED = frozenset({
+    "pem_private_key", "anthropic_key", "openai_key", "github_token", "github_pat", "gitlab_token", "aws_access_key",
+    "aws_secret_key", "slack_token", "slack_webhook", "google_api_key", "google_oauth_token", "stripe_key",
+    "npm_token", "pypi_token", "huggingface_token", "twilio_key", "sendgrid_key", "jwt", "webhook_secret",
+    "azure_storage_key", "azure_shared_access_key", "discord_webhook", "discord_bot_token", "mailgun_key",
+    "telegram_bot_token", "digitalocean_token", "shopify_token", "databricks_token", "vault_token",
+    "age_secret_key", "postman_key", "groq_key", "replicate_token", "xai_key", "square_token", "newrelic_key",
+    "grafana_token", "linear_key", "planetscale_password"})
+"""Rules for credentials a service issues, each known by its own shape (``ghp_…``, ``sk-ant-…``, ``AKIA…``, a
+private key): written out in a command, it is a secret there. Generic shapes (a password in a URL, a long
+random word, any ``Bearer`` value) are not among them: a dev database's ``postgres:postgres@localhost``
+or a test's placeholder token is no credential."""
+
+
+def issued_credentials(text: str) -> list[str]:
+    """The names of the issued credentials (:data:`_ISSUED`) written out in ``text``."""
+    return [name for name, pat, _ in _rules_for(text) if name in _ISSUED and pat.search(text)]
+
+
 def _rule_set() -> Any:
     """Every rule in one RE2 set: one linear scan of a text says which rules match it at all."""
     import re2

@@ -188,3 +188,15 @@ def test_fuzz_a_planted_secret_never_survives(before: str, sample, after: str, w
         flat = out
     assert leaks(flat, sample.secret) == [], out
     assert redact(out, width=width) == out or wrap  # stable once redacted (on one row)
+
+
+def test_issued_credentials_name_a_service_token_but_not_a_dev_password() -> None:
+    from supervisor.redact import issued_credentials
+
+    assert issued_credentials("git clone https://ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij@github.com/a/b") == [
+        "github_token"]
+    assert issued_credentials("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE") == ["aws_access_key"]
+    # a local database's password, a placeholder bearer value, a long random word: shapes, not issued tokens
+    assert issued_credentials('psql "postgresql://postgres:postgres@localhost:5432/app"') == []
+    assert issued_credentials('curl -H "Authorization: Bearer test-token-123456" localhost:3000') == []
+    assert issued_credentials("git checkout 3f1c9a2e7d4b0a5c6e8f9d1b2a3c4e5f6a7b8c9d") == []

@@ -32,6 +32,7 @@ from supervisor.judgment.paths import HARMLESS_TARGETS, git_restorable, inside, 
 from supervisor.judgment.shell import ParsedCommand, SimpleCommand, Word, lookalike_characters, parse_command
 from supervisor.models import RiskLevel
 from supervisor.policy import ArgPattern, CommandKnowledge, CommandSpec, Effect, FlagSpec
+from supervisor.redact import issued_credentials
 from supervisor.regexes import policy_regex
 
 _ORDER: dict[str, int] = {"none": 0, "low": 1, "unknown": 2, "dangerous": 3}
@@ -138,6 +139,12 @@ def judge_command(text: str, knowledge: Knowledge, *, cwd: str, dirname: str = "
     for problem in parsed.problems:
         ctx.add(text, "unknown", problem, "unparsed")
     ctx.line(parsed, cwd, 0)
+    if found := issued_credentials(text):
+        # a token written out in the command (`git clone https://ghp_...@github.com/x`) is a secret wherever it
+        # goes: the remote's config, the shell's history, the transcript the agent's provider keeps
+        ctx.add(text, knowledge.table.effects.get("secrets", "dangerous"),
+                f"carries a credential written out in it ({found[0].replace('_', ' ')})", "credential-in-command",
+                ["secrets"])
     return ctx.result(text)
 
 
@@ -165,6 +172,8 @@ class _Args:
     """For a command with ``{}`` placeholders (find -exec): the names its ``-name`` options give."""
     found: list[str] = field(default_factory=list)
     """Roles of what the command finds, from options that act on each (``find -delete``: delete)."""
+    project_args: bool = False
+    """Its plain arguments are the project's own program's (the spec's ``project_args``)."""
 
 
 class _Context:
@@ -516,6 +525,8 @@ class _Context:
             rest = words[words.index(w) + 1:] if w in words else []
             self.project_args_named(w.text, rest, text)
             self.check_arg_paths(rest, text, cwd)
+        if args.project_args:
+            self.project_args_named(form, [w for role, w in args.roles if role == "text"], text)
         levels: list[tuple[RiskLevel, str, str]] = []
         # a variable whose name says it holds a secret, expanded into a command's arguments: over the network
         # (`curl -H "Authorization: Bearer $PROVIDER_KEY" https://...`) the secret goes with it; anywhere else
@@ -701,6 +712,7 @@ class _Context:
         it does not list are looked up among its program's (``npm install -g``)."""
         if inherited:
             spec = spec.model_copy(update={"flags": {**inherited, **spec.flags}})
+        out.project_args = out.project_args or spec.project_args
         positional: list[Word] = []
         after_dd: int | None = None  # how many positional arguments came before `--`
         roles = list(spec.args)
@@ -785,7 +797,10 @@ class _Context:
             out.unknown.append(f"{form} with {len(positional[:after_dd])} arguments: not a {form} form the table knows")
             return
         if spec.only is not None:
-            for w in positional[:after_dd]:  # what follows `--` goes to the script, not the runner
+            named = positional[:after_dd]
+            if spec.only_first:  # after the script's name, the files it is given (`src/a.test.tsx`)
+                named = named[:1] + [w for w in named[1:] if w.dynamic or not _FILE_ARG.search(w.text)]
+            for w in named:  # what follows `--` goes to the script, not the runner
                 if w.dynamic or policy_regex(spec.only).fullmatch(w.text) is None:
                     out.unknown.append(f"{form} {w.text}: not a {form} form the table knows")
                     return
@@ -996,6 +1011,8 @@ class _Context:
             # `ls ~/Projects/other`, `find /opt/app -name '*.conf'`: names and sizes, not what the files
             # hold; a secret place stays what it is (`ls ~/.ssh`)
             listed = self.read_path(w, cwd)
+            if listed is not None and listed[2] == "read-secrets" and _names_secret_files_only(w, self.k.secrets):
+                return None  # `ls -la .env*`: which env files there are, by name; none is opened
             return None if listed is not None and listed[2] == "read-outside-project" else listed
         if role in ("write", "link", "cwd", "replace"):
             return self.write_path(w, cwd, role)
@@ -1250,6 +1267,25 @@ _SECRET_NAMES = ("credentials", "credentials.json", "secrets", "secrets.json", "
                  "secret.json", "token.json", "id_rsa", "id_ed25519", "id_ecdsa", "server.key", "private.pem")
 """Where secrets are kept, for telling whether a glob can reach one (each is matched by the policy's
 ``secrets`` before it counts)."""
+_FILE_ARG = re.compile(r"/|\.[A-Za-z]\w{0,5}$")
+"""A word that names a file: a ``/`` in it, or an extension."""
+_SECRET_FOLDERS = frozenset({".ssh", ".aws", ".azure", ".gnupg", ".kube", ".docker", "credentials", "secrets"})
+"""Of those, the ones that are (or may be) folders: listing one shows what is kept in it."""
+
+
+def _names_secret_files_only(w: Word, secrets: re.Pattern[str] | None) -> bool:
+    """Whether a glob given to a lister (``ls .env*``) can reach secrets only as files in its last part: the
+    lister prints their names, never their contents. A path that is itself a secret place (``~/.ssh/*``),
+    a wildcard before the last part, or one that can reach a folder of secrets (``ls .ss*``) is not."""
+    parts = w.text.split("/")
+    parent = "/".join(parts[:-1])
+    if not w.glob or any(c in p for p in parts[:-1] for c in "*?[") or (
+            parent and secrets is not None and secrets.search(parent)):
+        return False
+    reached = [n for n in (*_SECRET_DOT_NAMES, *_SECRET_NAMES) if fnmatch.fnmatchcase(n, parts[-1])]
+    return bool(reached) and not any(n in _SECRET_FOLDERS for n in reached)
+
+
 _GLOB_LOOK_LIMIT = 2000
 _GLOB_LOOK_PARTS = 2
 """Live, at most this many files a glob matches are looked at, for a glob with wildcards in at most
@@ -1372,8 +1408,10 @@ _IN_CONTAINER = frozenset({"docker run", "docker exec", "podman run", "podman ex
 """The forms that run their command in a container (a pod's)."""
 _READ_MODES = frozenset({"r", "rt", "rb"})
 _LOADERS = {"json": {"load"}, "tomllib": {"load"}, "yaml": {"safe_load", "safe_load_all"},
-            "ast": {"parse", "literal_eval", "dump"}}
-"""Modules whose parsers only read (``yaml.load`` builds arbitrary objects: not here)."""
+            "ast": {"parse", "literal_eval", "dump"},
+            "secrets": {"token_urlsafe", "token_hex", "token_bytes", "randbelow"}, "uuid": {"uuid4", "uuid1"}}
+"""Modules whose parsers only read (``yaml.load`` builds arbitrary objects: not here), and generators of a
+random value that only return it (``secrets.token_urlsafe(64)``: a new key, printed to be pasted)."""
 _PY_TRUSTED_NAMES = frozenset({*_SAFE_CALLS, "open", "sys", *_LOADERS})
 """Names the check takes at their word: none may be rebound (an import ``as``, an assignment)."""
 
@@ -1619,6 +1657,9 @@ _NODE_TOKEN = re.compile(r"\s*(console\.log|JSON\.stringify|Object\.keys|process
                          r"|\[\s*(?:'[^'\\]*'|\"[^\"\\]*\"|\d+)\s*\]|'[^'\\]*'|\"[^\"\\]*\"|\d+|null|[(),;])")
 
 
+_NODE_RANDOM = frozenset({".randomBytes", ".randomUUID", ".randomInt"})
+
+
 def _node_reads(code: str) -> tuple[str, ...] | None:
     """A Node program that only prints (``-e``, or ``-p`` an expression): ``console.log`` of a JSON file's field (``require('./package.json')
     .version``: a relative ``.json`` path, no ``..``), the versions of Node, literals, ``JSON.stringify`` and
@@ -1644,6 +1685,8 @@ def _node_reads(code: str) -> tuple[str, ...] | None:
         if t == "require":
             arg = tokens[k + 2] if k + 3 < len(tokens) and tokens[k + 1] == "(" and tokens[k + 3] == ")" else ""
             path = arg[1:-1] if arg[:1] in "'\"" else ""
+            if path in ("crypto", "node:crypto") and k + 4 < len(tokens) and tokens[k + 4] in _NODE_RANDOM:
+                continue  # `require('crypto').randomBytes(32).toString('hex')`: a new random value, printed
             if not (path.startswith("./") and path.endswith(".json") and ".." not in path):
                 return None
             reads.append(path)

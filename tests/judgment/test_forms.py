@@ -266,6 +266,26 @@ SAFE = [
     "sed -i.bak 's/old/new/' src/app.py && rm src/app.py.bak",
     "sed --in-place=.orig 's/a/b/' a.c && rm a.c.orig",
     "python gen.py > out.md && rm out.md",
+    # git rm without --force removes only what the last commit holds; a test file given to a project
+    # script; a new random value printed; secrets' names (never their values); a lister of env files
+    "git rm docs/CLAUDE.md",
+    "git rm -r old_docs",
+    "git rm -rq old_docs",
+    "pnpm test:run src/hooks/useCurrentUser.test.tsx",
+    "npm run test ./src/a.test.ts",
+    "python3 -c \"import secrets; print(secrets.token_urlsafe(64))\"",
+    "node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"",
+    "aws secretsmanager list-secrets --query 'SecretList[*].Name'",
+    "vercel env ls production",
+    "gcloud projects list",
+    "ls -la .env* 2>/dev/null",
+    "ls apps/web/.env*",
+    "make rebuild",
+    "docker compose watch",
+    "dotnet watch --project Api/Api.csproj",
+    "cargo tarpaulin --out Xml --verbose",
+    "bin/rails db:test:prepare test test:system",
+    "cargo run --release -- --help",
 ]
 
 UNSAFE = [
@@ -578,6 +598,32 @@ UNSAFE = [
     ("echo x > src; rm -rf src", "nothing can restore"),
     ("sed -i.bak 's/a/b/' f.txt; rm -r f.txt.bak", "nothing can restore"),
     ("sed -i.bak 's/a/b/' f.txt && rm f.txt", "nothing can restore"),
+    # a credential written out in the command, whatever runs it
+    ("git clone https://ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij@github.com/acme/repo.git", "credential"),
+    ("echo AKIAIOSFODNN7EXAMPLE", "credential"),
+    # a project's own program told to send, submit or message (its name or its arguments)
+    ("cargo run --release -- submit solution.py --gpu H100", "sends data"),
+    ("dotnet run -- send-report", "sends data"),
+    ("python src/scripts/manage_links.py --operation send_invitation --id 1", "sends data"),
+    ("python main.py setup-telegram", "sends data"),
+    ("./scripts/notify_slack.sh done", "sends data"),
+    ("npx tsx rollback-migration.ts rollback_add_limit.sql", "not known safe"),
+    # secrets by their file's name or folder; a lister's glob that can reach a folder of them
+    ("cat infra/secrets/storage.secret", "holds secrets"),
+    ("cat config/secrets/db.yaml", "holds secrets"),
+    ("ls .ss*", "can match .ssh"),
+    ("cat .env*", "can match .env"),
+    # git rm --force removes what no commit holds; a branded browser installs machine-wide
+    ("git rm -f notes.md", "nothing can restore"),
+    ("git rm -rf docs", "nothing can restore"),
+    ("pnpm exec playwright install chrome", "other rights"),
+    ("npx playwright install msedge", "other rights"),
+    # after a script's name, a word that is no file is still named by the script table
+    ("bun run dev claude sprite", "not a bun run form"),
+    ("bin/rails db:test:prepare db:drop", "not a rails db:test:prepare form"),
+    ("aws secretsmanager get-secret-value --secret-id prod/db", "not a known aws secretsmanager subcommand"),
+    ("vercel env pull .env.local", "not a known vercel env subcommand"),
+    ("node -e \"require('crypto').randomBytes(3).constructor\"", "inline code"),
 ]
 
 
