@@ -544,6 +544,10 @@ class CommandSpec(_P):
     inline is ``code``."""
     after_double_dash: list[Effect] | None = None
     """Effects when arguments follow ``--`` (``git checkout -- file`` discards the file's changes)."""
+    shows_paths: bool = False
+    """Its plain arguments may name files whose contents it prints, at a revision too (``git show
+    HEAD:.env``, ``git diff .env``, ``git log -p -- .env``): one that names a secret (the policy's
+    ``secrets``) shows secrets. Otherwise they are not placed (a revision is no path)."""
     project_args: bool = False
     """The program it runs is the project's own (``cargo run``, ``go run .``, ``dotnet run``): its plain
     arguments are that program's, judged by the table's ``project_program_args`` as a project script's

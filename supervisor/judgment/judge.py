@@ -110,6 +110,11 @@ class Knowledge:
         it is one of the policy's ``unsafe_env`` and its value is not one ``env_values`` calls harmless."""
         if name not in self.table.unsafe_env:
             return False
+        if name == "PATH" and value is not None and _PATH_APPENDED.fullmatch(value.raw) and not any(
+                d.strip('"').startswith(("/tmp", "/var/tmp", "/dev/shm")) for d in value.raw.split(":")[1:]):
+            # `PATH=$PATH:~/.local/bin`: folders searched after today's, so what is found today stays; not a
+            # scratch folder (what is written there needs no human, so a program could be planted there)
+            return False
         rx = self.env_values.get(name)
         return rx is None or value is None or value.dynamic or rx.search(value.text) is None
 
@@ -174,6 +179,8 @@ class _Args:
     """Roles of what the command finds, from options that act on each (``find -delete``: delete)."""
     project_args: bool = False
     """Its plain arguments are the project's own program's (the spec's ``project_args``)."""
+    shows_paths: bool = False
+    """Its plain arguments may name files whose contents it prints (the spec's ``shows_paths``)."""
 
 
 class _Context:
@@ -528,6 +535,13 @@ class _Context:
         if args.project_args:
             self.project_args_named(form, [w for role, w in args.roles if role == "text"], text)
         levels: list[tuple[RiskLevel, str, str]] = []
+        if args.shows_paths and self.k.secrets is not None:
+            for role, w in args.roles:
+                path = w.text.rsplit(":", 1)[-1] if not w.dynamic else ""  # `HEAD:.env`: the file at a revision
+                if role == "text" and path and self.k.secrets.search(path.removeprefix("./")):
+                    levels.append((self.k.table.effects.get("secrets", "dangerous"),
+                                   f"{form} shows {w.text}, which holds secrets", "read-secrets"))
+                    break
         # a variable whose name says it holds a secret, expanded into a command's arguments: over the network
         # (`curl -H "Authorization: Bearer $PROVIDER_KEY" https://...`) the secret goes with it; anywhere else
         # (`echo $GITHUB_TOKEN`) it ends on the screen, in the transcript or in a file
@@ -713,6 +727,7 @@ class _Context:
         if inherited:
             spec = spec.model_copy(update={"flags": {**inherited, **spec.flags}})
         out.project_args = out.project_args or spec.project_args
+        out.shows_paths = out.shows_paths or spec.shows_paths
         positional: list[Word] = []
         after_dd: int | None = None  # how many positional arguments came before `--`
         roles = list(spec.args)
@@ -901,8 +916,13 @@ class _Context:
             return i + 1
         # combined short options (-rf), or an option with its value attached (-n5, -ofile)
         letters = t[1:]
+        # a word that is not all options of the table (`killall -KILL`: -K, -I unlisted) is not read as
+        # one that lowers what the command does (`-L` lists signals): its other letters may still add
+        unlisted = t[1:].isalpha() and any(spec.flags.get("-" + ch) is None for ch in letters)
         for j, ch in enumerate(letters):
             fs = spec.flags.get("-" + ch)
+            if fs is not None and unlisted and fs.sets is not None:
+                continue
             if fs is None:
                 if spec.strict_flags:
                     out.unknown.append(f"{form} -{ch}: not a known option of {form}")
@@ -1219,8 +1239,11 @@ class _Context:
 
 
 _TOOLCHAIN = re.compile(r"\+[\w.-]+")
-_TEST_FILE = re.compile(r"^test_[\w.-]*\.py$|_tests?\.py$|\.(test|spec)\.[cm]?[jt]sx?$")
-"""Test files by the conventions of pytest, Jest and Vitest: named for what they test, they do not do it."""
+_PATH_APPENDED = re.compile(r'"?\$(PATH|\{PATH\})(:(~|\$HOME|\$\{HOME\})?[\w./+@-]*)+"?')
+"""A ``PATH`` that is today's with folders after it."""
+_TEST_FILE = re.compile(r"^test_[\w.-]*\.(py|sh|bash)$|_tests?\.py$|\.(test|spec)\.[cm]?[jt]sx?$|_spec\.rb$")
+"""Test files by the conventions of pytest, Jest, Vitest, RSpec and shell test scripts (``test_infra.sh``):
+named for what they test, they do not do it."""
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _ANCHORED_NAMES = re.compile(r"\^(?:\(([A-Za-z_]\w*(?:\|[A-Za-z_]\w*)*)\)|\\\(([A-Za-z_]\w*(?:\\\|[A-Za-z_]\w*)*)\\\)|([A-Za-z_]\w*))=")
@@ -1435,6 +1458,38 @@ def _read_open(node: ast.Call) -> str | None:
 
 
 @functools.lru_cache(maxsize=512)
+def _os_reads_one_variable(tree: ast.AST) -> bool:
+    """Whether a program imports ``os`` (``import os``, no other name) and uses it only to read variables
+    of the environment by literal names that do not say secret (``os.environ.get('UV_RUN_ACTIVE')``,
+    ``os.getenv('NODE_ENV')``): what ``printenv NAME`` prints. Any other use of ``os`` is not that."""
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "os"]
+    imports = [a for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names]
+    if not uses or any((a.asname or a.name) == "os" and a.name != "os" for a in imports) or any(
+            isinstance(n, ast.ImportFrom) and n.module == "os" for n in ast.walk(tree)):
+        return False
+    for use in uses:
+        if not isinstance(use.ctx, ast.Load):
+            return False
+        attr = parents.get(use)
+        if not isinstance(attr, ast.Attribute):
+            return False
+        if attr.attr == "environ":
+            attr = parents.get(attr)
+            if not (isinstance(attr, ast.Attribute) and attr.attr == "get"):
+                return False
+        elif attr.attr != "getenv":
+            return False
+        call = parents.get(attr)
+        if not (isinstance(call, ast.Call) and call.func is attr and call.args and not call.keywords
+                and len(call.args) <= 2):
+            return False
+        name = _literal(call.args[0])
+        if name is None or _SECRET_NAME.search(name) or any(_literal(a) is None for a in call.args[1:]):
+            return False
+    return True
+
+
 def _python_reads(code: str) -> tuple[str, ...] | None:
     """Whether a ``python -c`` program only imports, reads, computes and prints (``import x;
     print(x.__version__)``, ``import sys,json; print(json.load(sys.stdin)['name'])``): it calls nothing
@@ -1449,9 +1504,13 @@ def _python_reads(code: str) -> tuple[str, ...] | None:
     except (SyntaxError, ValueError):
         return None
     reads: list[str] = []
+    os_reads = _os_reads_one_variable(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
+            if os_reads and isinstance(f, ast.Attribute) and f.attr == "getenv" and isinstance(f.value, ast.Name) \
+                    and f.value.id == "os":
+                continue  # (each use of `os` was checked: a variable by a name that says no secret)
             if isinstance(f, ast.Name) and f.id == "open":
                 path = _read_open(node)
                 if path is None:
@@ -1478,7 +1537,8 @@ def _python_reads(code: str) -> tuple[str, ...] | None:
         if isinstance(node, (ast.Delete, ast.Global, ast.Nonlocal, ast.With, ast.AsyncWith, ast.Await, ast.Lambda,
                              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.While, ast.Raise)):
             return None
-        if isinstance(node, ast.alias) and node.name.split(".")[0] in _PY_BANNED:
+        if isinstance(node, ast.alias) and node.name.split(".")[0] in _PY_BANNED and not (
+                os_reads and node.name == "os" and node.asname is None):
             return None  # a module that acts
         if isinstance(node, ast.Import) and any(a.asname in _PY_TRUSTED_NAMES for a in node.names):
             return None  # `import subprocess as json`: a name the checks above trust, bound to something else
@@ -1724,6 +1784,15 @@ _SQL_FUNCTIONS = frozenset({
     "mod", "power", "sqrt", "exp", "ln", "log", "random", "uuid", "gen_random_uuid", "current_time",
     "localtimestamp", "clock_timestamp", "statement_timestamp", "make_interval", "justify_interval", "json_typeof",
     "jsonb_typeof", "array_to_string", "string_to_array", "exists_", "char", "hex", "instr", "iif", "json_extract"})
+_SQL_PRAGMA_READ = re.compile(
+    r"(?i)pragma\s+(\w+\.)?(table_info|table_xinfo|table_list|index_list|index_info|index_xinfo|foreign_key_list|"
+    r"database_list|collation_list|function_list|module_list|pragma_list|compile_options|integrity_check|"
+    r"quick_check|foreign_key_check|journal_mode|user_version|application_id|schema_version|page_count|"
+    r"page_size|freelist_count|encoding|foreign_keys|synchronous|auto_vacuum|cache_size|busy_timeout|"
+    r"data_version|max_page_count|mmap_size|temp_store|wal_autocheckpoint|locking_mode|recursive_triggers)"
+    r"(\s*\(\s*(_string_|\w+)\s*\))?")
+"""SQLite pragmas that only read, asked without a value (``PRAGMA journal_mode = WAL`` sets it); the ones that
+act (``optimize``, ``wal_checkpoint``, ``incremental_vacuum``, ``shrink_memory``) are not among them."""
 _SQL_META = re.compile(r"\\(d[a-zA-Z]*\+?|l\+?|x|timing|conninfo|encoding|\?)(\s+[\w.\"*]+)*\s*")
 """psql's commands that only describe (``\\dt``, ``\\d+ users``, ``\\l``); ``\\!``, ``\\copy``, ``\\o``, ``\\i``,
 ``\\g``, ``\\gexec``, ``\\c`` and the rest run, write or connect elsewhere."""
@@ -1768,6 +1837,8 @@ def _harmless_sql(code: str) -> bool:
         words = [m.group(0).lower() for m in _SQL_WORD.finditer(stmt)]
         if not words:
             continue
+        if _SQL_PRAGMA_READ.fullmatch(stmt.strip()):
+            continue  # `PRAGMA journal_mode`, `PRAGMA table_info(users)`: a setting or the schema, read
         if words[0] not in _SQL_READ_STARTS or _SQL_WRITES & set(words):
             return False
         if "analyze" in words and words[:2] not in (["explain", "analyze"], ["explain", "verbose"]):

@@ -286,6 +286,29 @@ SAFE = [
     "cargo tarpaulin --out Xml --verbose",
     "bin/rails db:test:prepare test test:system",
     "cargo run --release -- --help",
+    # the twelfth set's forms: a merged branch deleted, a linter or a preview of the cloud, reads of names
+    "git branch -d feature/user-authentication",
+    "composer analyse",
+    "mix deps.clean --unused",
+    "MIX_ENV=test mix coveralls.json",
+    "kubectl port-forward service/demo-app 8080:80 -n demo",
+    "brew bundle check --file=brew/Brewfile.base || true",
+    "supabase db push --dry-run",
+    "hugo server -D --port 1314",
+    "tflint --chdir=infra/modules/vpc",
+    "pulumi preview --stack homelab",
+    "heroku logs --tail --app my-app",
+    "az keyvault secret list --vault-name app-kv",
+    "az webapp log tail --name api --resource-group rg",
+    "apt-get install -y --dry-run python3",
+    "mongodump --db shop --collection users",
+    "rm -rf dist build *.egg-info",
+    "bash tests/validate/test_infra.sh",
+    "export PATH=$PATH:~/.local/bin && docker-compose logs --tail=50 app",
+    'sqlite3 db.sqlite "PRAGMA journal_mode"',
+    'sqlite3 db.sqlite "PRAGMA table_info(users)"',
+    "python -c \"import os; print('UV_RUN_ACTIVE:', os.environ.get('UV_RUN_ACTIVE'))\"",
+    "python -c \"import os; print(os.getenv('NODE_ENV', 'dev'))\"",
 ]
 
 UNSAFE = [
@@ -428,7 +451,7 @@ UNSAFE = [
     ("forge script script/Deploy.s.sol --broadcast", "not a known forge subcommand"),
     ("nix run nixpkgs#hello", "not a known nix subcommand"),
     ("mise run deploy", "not a mise run form"),
-    ("supabase db push", "not a known supabase subcommand"),
+    ("supabase db reset", "not a known supabase db subcommand"),
     ("npx supabase stop --no-backup", "destructive"),  # deletes the local stack's data
     ("py -3.12 -m pip install httpx", "py is not a known command"),  # the machine's interpreter, not the project's
     ("sd a b /etc/hosts", "writes /etc/hosts"),
@@ -624,6 +647,26 @@ UNSAFE = [
     ("aws secretsmanager get-secret-value --secret-id prod/db", "not a known aws secretsmanager subcommand"),
     ("vercel env pull .env.local", "not a known vercel env subcommand"),
     ("node -e \"require('crypto').randomBytes(3).constructor\"", "inline code"),
+    # a secret file's contents through git; a signal by its name; the user-wide module cache; a script
+    # that stores in the cloud
+    ("git log --all -p -- .env", "holds secrets"),
+    ("git show HEAD:.env", "holds secrets"),
+    ("git diff .env.local", "holds secrets"),
+    ("killall -KILL postgres", "beyond the project"),
+    ("go clean -modcache", "unknowable"),
+    ("PYTHONPATH=. python scripts/mirror_photos_to_s3.py --limit 200", "sends data"),
+    ("git branch -D feature/x", "destructive"),
+    ("supabase db push", "publishes"),
+    ("pulumi up", "publishes"),
+    ("apt-get install -y python3", "beyond the project"),
+    ("az keyvault secret show --name db --vault-name kv", "not a known az keyvault secret subcommand"),
+    ("export PATH=~/.local/bin:$PATH && ls", "changes what programs run"),
+    ("export PATH=$PATH:/tmp/tools && jest", "changes what programs run"),
+    ('sqlite3 db.sqlite "PRAGMA journal_mode=WAL"', "more than read"),
+    ('sqlite3 db.sqlite "PRAGMA optimize"', "more than read"),
+    ("python -c \"import os; print(os.environ.get('OPENAI_API_KEY'))\"", "inline code"),
+    ("python -c \"import os; g = os.getenv; print(g('X'))\"", "inline code"),
+    ("./scripts/deploy_test.sh", "publishes"),
 ]
 
 
