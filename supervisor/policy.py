@@ -522,6 +522,10 @@ class CommandSpec(_P):
     scripts_as: str | None = None
     """With subcommands: one of them that a word which is not a subcommand is run as (``pnpm lint`` is
     ``pnpm run lint``, ``bun test:e2e`` is ``bun run test:e2e``); None: such a word is ``unknown``."""
+    bins: bool = False
+    """With ``scripts_as``: a word that is no script's name the table knows but a program it knows is that
+    program of the project's ``node_modules/.bin``, run as itself (``bun turbo run build``, as ``pnpm
+    exec`` runs one; a runner with an ``exec`` subcommand does so already)."""
     bare: list[Effect] | None = None
     """With subcommands: the effect when no subcommand is given (None: ``unknown``). Without: the
     effect when the program is run with no argument at all (``env`` alone prints the environment)."""

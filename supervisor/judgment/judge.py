@@ -763,13 +763,14 @@ class _Context:
                 sub = spec.subcommands.get(t)
                 rest = words[i + 1:]
                 script_names = spec.subcommands[spec.scripts_as].only if spec.scripts_as in spec.subcommands else None
-                if (sub is None and spec.scripts_as is not None and "exec" in spec.subcommands and not w.glob
+                if (sub is None and spec.scripts_as is not None and ("exec" in spec.subcommands or spec.bins)
+                        and not w.glob
                         and (t in self.k.names or _PINNED.fullmatch(t))
                         and not (script_names is not None and policy_regex(script_names).fullmatch(t))):
                     # `pnpm wrangler whoami`, `yarn tsc --noEmit`: a program of the project's node_modules,
                     # run as `pnpm exec` runs it (judged as that program)
                     out.base = ["none"]
-                    out.form = f"{form} exec"
+                    out.form = f"{form} exec" if "exec" in spec.subcommands else form
                     out.nested.append((words[i:], out.form))
                     return
                 if sub is None and spec.scripts_as is not None and spec.scripts_as in spec.subcommands:

@@ -304,6 +304,8 @@ SAFE = [
     "mongodump --db shop --collection users",
     "rm -rf dist build *.egg-info",
     "bash tests/validate/test_infra.sh",
+    "bun turbo run --filter=web build",
+    "bun expo prebuild --platform android",
     "export PATH=$PATH:~/.local/bin && docker-compose logs --tail=50 app",
     'sqlite3 db.sqlite "PRAGMA journal_mode"',
     'sqlite3 db.sqlite "PRAGMA table_info(users)"',
@@ -667,6 +669,7 @@ UNSAFE = [
     ("python -c \"import os; print(os.environ.get('OPENAI_API_KEY'))\"", "inline code"),
     ("python -c \"import os; g = os.getenv; print(g('X'))\"", "inline code"),
     ("./scripts/deploy_test.sh", "publishes"),
+    ("bun vercel deploy", "not a known vercel subcommand"),
 ]
 
 
