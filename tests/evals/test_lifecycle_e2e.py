@@ -41,6 +41,13 @@ SCRIPT = {"style": "claude", "steps": [
     {"spinner": {"seconds": 0.5, "verb": "Writing the schema"}}, {"say": "Persistence added."}, {"done": {}}]}
 
 
+def _whole_lines(path: Path) -> list[str]:
+    """The journal's lines written whole so far: one being written (a run's first line holds its policies,
+    over a megabyte) is read by the supervisor's own readers as a torn tail, and skipped here too."""
+    text = path.read_text(encoding="utf-8")
+    return text[:text.rfind("\n") + 1].splitlines()
+
+
 class Lab:
     """One home, one tmux server, one candidates folder; runs `supervisor ...` as the user would."""
 
@@ -70,8 +77,8 @@ class Lab:
 
     def _journal_of(self, session: str) -> Path | None:
         for p in sorted(self.settings.journals_dir.glob("*.jsonl")):
-            first = p.read_text(encoding="utf-8").split("\n", 1)[0]
-            if first and json.loads(first).get("payload", {}).get("session") == session:
+            lines = _whole_lines(p)
+            if lines and json.loads(lines[0]).get("payload", {}).get("session") == session:
                 return p
         return None
 
@@ -90,7 +97,7 @@ class Lab:
             journal = None
             while not done.is_set():
                 journal = journal or self._journal_of(session)
-                events = [json.loads(x) for x in journal.read_text().splitlines()] if journal else []
+                events = [json.loads(x) for x in _whole_lines(journal)] if journal else []
                 if any(e["kind"] == "pause" for e in events):
                     break
                 time.sleep(0.1)
@@ -100,10 +107,10 @@ class Lab:
             # let the supervisor see the highlight move (as it would a person's hand), then choose; the
             # journal is counted before the key goes (a quick supervisor looks before a count after it)
             assert journal is not None
-            seen = len(journal.read_text().splitlines())
+            seen = len(_whole_lines(journal))
             subprocess.run([*send, "Down"], check=False, capture_output=True)
             retry_until(lambda: any(json.loads(x)["kind"] == "observation"
-                                    for x in journal.read_text().splitlines()[seen:]), 30,
+                                    for x in _whole_lines(journal)[seen:]), 30,
                         message="the supervisor to look at the moved highlight")
             subprocess.run([*send, "Enter"], check=False, capture_output=True)
             human["answered"] = True
