@@ -229,7 +229,7 @@ def test_enter_to_submit_a_field_is_typed_text_not_an_approval(policy: Policy) -
 @pytest.mark.parametrize(("text", "default_approves", "want"), [
     ("dev@box:~/app$ make setup\nCreating .venv and installing the dev requirements.\nContinue? [Y/n] ", True,
      "answer"),
-    (S.SHELL_APT, True, "unknown-command"),  # a system package install: apt-get is not in the command table
+    (S.SHELL_APT, True, "danger"),  # a system package install changes the machine beyond the project
     (S.SHELL_PIP, True, "danger"),  # the question is neutral; "Would remove:" above it is not
     (S.SHELL_DEFAULT_NO, False, "default-no"),
 ])

@@ -100,15 +100,25 @@ def test_shell_question_after_a_removal_notice_escalates(text: str, policy: Poli
 
 
 def test_shell_install_question_names_the_program_it_does_not_know(policy: Policy) -> None:
-    """A system package install is not in the command table: the question is escalated, and the reason
-    names the program (no danger pattern matches it; approval needs positive knowledge)."""
+    """A package manager the command table does not know (zypper): the question is escalated, and the
+    reason names the program (no danger pattern matches it; approval needs positive knowledge)."""
+    text = ("$ zypper install jq\nThe following NEW package is going to be installed:\n  jq\n"
+            "1 new package to install.\nContinue? [Y/n] ")
+    obs = obs_of(text, policy)
+    assert obs.prompt is not None and obs.prompt.risk.level == "unknown", obs
+    dec = decide(obs, worked(), policy)
+    assert dec.kind == "escalate" and dec.keys == []
+    assert "zypper is not a known command" in dec.reason
+
+
+def test_a_system_package_install_question_is_escalated_as_changing_the_machine(policy: Policy) -> None:
     text = ("$ apt-get install jq\nThe following NEW packages will be installed:\n  jq\n"
             "0 upgraded, 1 newly installed, 0 to remove and 4 not upgraded.\nDo you want to continue? [Y/n] ")
     obs = obs_of(text, policy)
-    assert obs.prompt.risk.level == "unknown"
+    assert obs.prompt.risk.level == "dangerous"
     dec = decide(obs, worked(), policy)
     assert dec.kind == "escalate" and dec.keys == []
-    assert "apt-get is not a known command" in dec.reason
+    assert "apt-get install: changes the machine beyond the project" in dec.reason
 
 
 # --- shell prompts without a [y/n] marker ---------------------------------------------------------
