@@ -1786,13 +1786,15 @@ _SQL_FUNCTIONS = frozenset({
     "localtimestamp", "clock_timestamp", "statement_timestamp", "make_interval", "justify_interval", "json_typeof",
     "jsonb_typeof", "array_to_string", "string_to_array", "exists_", "char", "hex", "instr", "iif", "json_extract"})
 _SQL_PRAGMA_READ = re.compile(
-    r"(?i)pragma\s+(\w+\.)?(table_info|table_xinfo|table_list|index_list|index_info|index_xinfo|foreign_key_list|"
-    r"database_list|collation_list|function_list|module_list|pragma_list|compile_options|integrity_check|"
-    r"quick_check|foreign_key_check|journal_mode|user_version|application_id|schema_version|page_count|"
-    r"page_size|freelist_count|encoding|foreign_keys|synchronous|auto_vacuum|cache_size|busy_timeout|"
-    r"data_version|max_page_count|mmap_size|temp_store|wal_autocheckpoint|locking_mode|recursive_triggers)"
-    r"(\s*\(\s*(_string_|\w+)\s*\))?")
-"""SQLite pragmas that only read, asked without a value (``PRAGMA journal_mode = WAL`` sets it); the ones that
+    r"(?i)pragma\s+(\w+\.)?("
+    r"(table_info|table_xinfo|table_list|index_list|index_info|index_xinfo|foreign_key_list|foreign_key_check|"
+    r"integrity_check|quick_check)(\s*\(\s*(_string_|\w+)\s*\))?|"
+    r"database_list|collation_list|function_list|module_list|pragma_list|compile_options|journal_mode|"
+    r"user_version|application_id|schema_version|page_count|page_size|freelist_count|encoding|foreign_keys|"
+    r"synchronous|auto_vacuum|cache_size|busy_timeout|data_version|max_page_count|mmap_size|temp_store|"
+    r"wal_autocheckpoint|locking_mode|recursive_triggers)")
+"""SQLite pragmas that only read: a setting asked without a value (``PRAGMA journal_mode = WAL`` and
+``PRAGMA journal_mode(WAL)`` set it), or the schema of a table or index named in parentheses; the ones that
 act (``optimize``, ``wal_checkpoint``, ``incremental_vacuum``, ``shrink_memory``) are not among them."""
 _SQL_META = re.compile(r"\\(d[a-zA-Z]*\+?|l\+?|x|timing|conninfo|encoding|\?)(\s+[\w.\"*]+)*\s*")
 """psql's commands that only describe (``\\dt``, ``\\d+ users``, ``\\l``); ``\\!``, ``\\copy``, ``\\o``, ``\\i``,

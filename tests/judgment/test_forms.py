@@ -666,6 +666,8 @@ UNSAFE = [
     ("export PATH=$PATH:/tmp/tools && jest", "changes what programs run"),
     ('sqlite3 db.sqlite "PRAGMA journal_mode=WAL"', "more than read"),
     ('sqlite3 db.sqlite "PRAGMA optimize"', "more than read"),
+    ('sqlite3 db.sqlite "PRAGMA journal_mode(WAL)"', "more than read"),
+    ('sqlite3 db.sqlite "PRAGMA user_version(7)"', "more than read"),
     ("python -c \"import os; print(os.environ.get('OPENAI_API_KEY'))\"", "inline code"),
     ("python -c \"import os; g = os.getenv; print(g('X'))\"", "inline code"),
     ("./scripts/deploy_test.sh", "publishes"),
