@@ -140,6 +140,9 @@ random word, any ``Bearer`` value) are not among them: a dev database's ``postgr
 or a test's placeholder token is no credential."""
 
 
+assert {name for name, _, _ in _RULES} >= _ISSUED, _ISSUED - {name for name, _, _ in _RULES}
+
+
 def issued_credentials(text: str) -> list[str]:
     """The names of the issued credentials (:data:`_ISSUED`) written out in ``text``."""
     return [name for name, pat, _ in _rules_for(text) if name in _ISSUED and pat.search(text)]

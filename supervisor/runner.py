@@ -1076,11 +1076,8 @@ class PaneRunner:
             if nr["signature"] == live["signature"] and now - nr["at"] >= self.policy.timing.confirm_timeout_s:
                 self._skip(decision, "the agent did not read our answer to this prompt", instance_id=live["instance_id"])
                 self._not_reading = None
-                self._escalate(decision.model_copy(update={
-                    "kind": "escalate", "rule": "not-reading", "keys": [],
-                    "reason": "the agent did not read our answer to this prompt (it is not reading its terminal)",
-                    "next_action": "answer it yourself in the pane (tmux attach); supervision resumes once it is gone"}),
-                    self.last_obs)
+                self._hand_over(decision, "not-reading",
+                                "the agent did not read our answer to this prompt (it is not reading its terminal)")
                 return False
             self._skip(decision, "the agent did not read our last keys; nothing more is typed until it reads again",
                        instance_id=live["instance_id"])
@@ -1088,9 +1085,7 @@ class PaneRunner:
         reading = getattr(self.surface, "reading_input", None)
         if reading is not None and reading(self.pane_id) is False:
             # not now; when it reads again it has usually just drawn something: that screen decides
-            self._busy_checks += 1
-            wait = min(self.policy.timing.recheck_s, max(2 * self.settle_s, 0.05) * 2 ** (self._busy_checks - 1))
-            self._recheck_at = now + wait
+            wait = self._look_again(now)
             self._skip(decision, "the agent is not waiting for input (it works, or waits for a program it runs): "
                        f"this prompt is not its own live one; looking again in {wait:.2g}s",
                        instance_id=live["instance_id"])
@@ -1122,20 +1117,30 @@ class PaneRunner:
             self._skip(decision, f"{unread} bytes typed earlier stay unread in the agent's terminal",
                        instance_id=live["instance_id"])
             self._unread_since = None
-            self._escalate(decision.model_copy(update={
-                "kind": "escalate", "rule": "unread-input", "keys": [],
-                "reason": f"{unread} bytes typed earlier stay unread in the agent's terminal: keys sent now "
-                          "would follow them and could answer something else",
-                "next_action": "answer it yourself in the pane (tmux attach); supervision resumes once it is gone"}),
-                self.last_obs)
+            self._hand_over(decision, "unread-input", f"{unread} bytes typed earlier stay unread in the agent's "
+                            "terminal: keys sent now would follow them and could answer something else")
             return False
-        self._busy_checks += 1
-        wait = min(self.policy.timing.recheck_s, max(2 * self.settle_s, 0.05) * 2 ** (self._busy_checks - 1))
-        self._recheck_at = now + wait
+        wait = self._look_again(now)
         self._skip(decision, f"{unread} bytes typed earlier are still unread: the agent is not reading "
                    f"its terminal, so this prompt is not its own live one; looking again in {wait:.2g}s",
                    instance_id=live["instance_id"])
         return False
+
+    def _look_again(self, now: float) -> float:
+        """Schedule another look at a prompt that cannot be answered yet, backing off (twice the settle
+        time, doubling, at most ``timing.recheck_s``); returns the wait."""
+        self._busy_checks += 1
+        wait = min(self.policy.timing.recheck_s, max(2 * self.settle_s, 0.05) * 2 ** (self._busy_checks - 1))
+        self._recheck_at = now + wait
+        return wait
+
+    def _hand_over(self, decision: Decision, rule: str, reason: str) -> None:
+        """Escalate a prompt that keys cannot answer safely (the terminal is not the agent's to type into
+        now): the human answers it in the pane."""
+        self._escalate(decision.model_copy(update={
+            "kind": "escalate", "rule": rule, "keys": [], "reason": reason,
+            "next_action": "answer it yourself in the pane (tmux attach); supervision resumes once it is gone"}),
+            self.last_obs)
 
     def _changed_since_decision(self, live: dict[str, Any]) -> str:
         """Read the screen again right before typing: "" when it is the screen decided on, or the same
