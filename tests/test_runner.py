@@ -422,16 +422,16 @@ def test_quick_tool_permission_counts_as_work(harness, tmp_path: Path) -> None:
 def test_human_typing_keeps_an_idle_run_from_finishing(harness, tmp_path: Path, tmux_socket: str) -> None:
     """decide() would finish an idle turn after work; while a human types a new message into the
     input box the runner holds the finish (journaled) instead of ending the run."""
+    # the idle re-check (which would confirm the finish) comes after the human started typing
+    h = harness(policy=fast_policy(recheck_s=6.0, finish_confirmations=2))
     script = write_script(tmp_path, [
-        # long enough to be seen working on a loaded host (a 0.3 s spinner could be over before the
-        # first look, and the run then never saw work: CI, 2 cores, 3 workers)
-        {"spinner": {"seconds": 2.0}},
+        # works until the supervisor has seen it working: a fixed spinner (even 2 s) could be over
+        # before a loaded host's first look, and the run then never saw work (CI, 2 cores)
+        h.work_seen(tmp_path / "seen"),
         {"say": "What next?"},
         {"idle": {"id": "ask", "seconds": 60}},
     ])
     rec = tmp_path / "rec.jsonl"
-    # the idle re-check (which would confirm the finish) comes after the human started typing
-    h = harness(policy=fast_policy(recheck_s=6.0, finish_confirmations=2))
     (runner,) = h.supervise(h.start_agent(script, rec))
     retry_until(lambda: [e for e in events(runner, "observation") if e.payload["observation"]["state"] == "idle"
                          and "What next?" in e.payload["screen"]["text"]], 30, message="the idle input box")
