@@ -463,7 +463,9 @@ class FlagSpec(_P):
     harmless_values: Regex | None = None
     """Values of the option (matched whole, case-insensitively) for which its ``does`` (and ``unknown``) do
     not apply: ``curl -X GET`` sends nothing, any other method does; ``git -c color.ui=never`` only
-    colours, any other setting may run code. A value built at run time never matches."""
+    colours, any other setting may run code. A value built at run time never matches. On an option whose
+    value is optional (no ``value`` role; a value only after ``=``), the bare option is its default, harmless:
+    helm's ``--dry-run`` and ``--dry-run=server`` render only, ``--dry-run=none`` installs."""
 
 
 def _flag_shorthand(value: Any) -> Any:
@@ -625,6 +627,14 @@ class CommandKnowledge(_P):
     into ``xargs``, each item is such a path (``find . -name '*.py' | xargs wc -l`` reads inside the
     project). The output of any other command is text nobody has read: the paths it would name to
     ``xargs`` are unknown."""
+    path_listers_with: dict[str, list[str]] = Field(default_factory=dict)
+    """Forms that print only paths when given one of these options (``git diff --name-only``, ``grep -l``):
+    path listers as ``path_listers`` are, with it."""
+    line_filters: dict[str, list[str]] = Field(default_factory=dict)
+    """Programs that, reading their standard input only and given only these options (one ending in ``=``
+    takes a value), print some of its lines unchanged (``grep -v test``, ``sort -u``, ``head -n 20``): a
+    list of paths piped through them into ``xargs`` is still that list. The grep family's pattern is their
+    one plain argument."""
     project_programs: list[ArgPattern] = Field(default_factory=list)
     """Regexes over the file name of a program of the project (``./release.sh``), or, for a pattern with
     a ``/`` in it, over its path as written (``(^|/)[.]github/``): a match adds its effects (``does``) or

@@ -287,7 +287,41 @@ class _Context:
     def stdin_places(self, cmd: SimpleCommand, cwd: str) -> bool:
         """Whether what is piped into ``cmd`` is a list of paths inside the project: the command before
         it only reads, and every path it reads is inside (``find . -name '*.py' | xargs wc -l``)."""
-        return self.lists_paths_inside(cmd.stdin_from_words, cwd)
+        chain = list(cmd.stdin_chain)
+        while len(chain) > 1 and self.filters_lines(chain[-1]):
+            chain.pop()  # `git ls-files | grep '\\.py$' | xargs ...`: grep passes on some of git's lines
+        return bool(chain) and self.lists_paths_inside(chain[-1], cwd)
+
+    def filters_lines(self, words: Sequence[Word]) -> bool:
+        """Whether ``words`` run a ``line_filters`` program on its standard input only, with only the
+        options that keep each line it prints one of its input's lines."""
+        if not words or words[0].dynamic:
+            return False
+        prog = posixpath.basename(words[0].text)
+        allowed = self.k.table.line_filters.get(prog)
+        if allowed is None:
+            return False
+        plain: list[Word] = []
+        i = 1
+        while i < len(words):
+            w = words[i]
+            if w.dynamic or w.glob:
+                return False
+            name, eq, _ = w.text.partition("=")
+            if w.text.startswith("-") and len(w.text) > 1:
+                if f"{name}=" in allowed:
+                    i += 1 if eq else 2
+                    plain.append(Word("-e", "-e"))  # a pattern given by option (grep -e PAT)
+                    continue
+                if w.text not in allowed:
+                    return False
+            else:
+                plain.append(w)
+            i += 1
+        patterns = prog in ("grep", "egrep", "fgrep", "rg")
+        given = [w for w in plain if w.text != "-e"]
+        by_option = len(plain) > len(given)
+        return len(given) == (0 if (by_option or not patterns) else 1)
 
     def substitution_lists_inside(self, w: Word, cwd: str) -> bool:
         """A word that is exactly one command substitution of a path lister reading inside the project
@@ -321,7 +355,10 @@ class _Context:
         paths = [w for role, w in args.roles if role in ("read", "names")]
         if args.unknown or args.nested or args.code or set(args.effects) != {"read"}:
             return False
-        if args.form not in self.k.table.path_listers and name not in self.k.table.path_listers:
+        with_option = self.k.table.path_listers_with.get(args.form) or self.k.table.path_listers_with.get(name or "")
+        if with_option is not None and any(not w.dynamic and w.text in with_option for w in words[1:]):
+            pass  # `git diff --name-only main...HEAD`, `grep -rl TODO src`: only paths
+        elif args.form not in self.k.table.path_listers and name not in self.k.table.path_listers:
             return False  # `cat list.txt | xargs cat`: the items are whatever the file says
         if not paths:
             return True  # find, ls, git ls-files with no path: the working directory
@@ -946,6 +983,8 @@ class _Context:
                    roles_out: list[str]) -> None:
         harmless = (fs.harmless_values is not None and value is not None and not value.dynamic
                     and policy_regex(fs.harmless_values, re.I).fullmatch(value.text) is not None)
+        if fs.harmless_values is not None and fs.value is None and value is None:
+            harmless = True  # an option whose value is optional, given bare: its default (helm's `--dry-run`)
         if fs.unknown and not harmless:
             out.unknown.append(f"{form} {name}: the option makes what {form} does unknowable")
             return
@@ -1407,7 +1446,10 @@ _SAFE_METHODS = frozenset({"keys", "values", "items", "get", "join", "split", "s
                            "startswith", "endswith", "replace", "count", "index", "find", "version", "dumps",
                            "loads", "python_version", "platform", "system", "machine", "as_posix", "rsplit",
                            "splitlines", "lstrip", "rstrip", "isoformat", "now", "__str__", "get_version",
-                           "python_implementation", "release", "getdefaultencoding", "getrecursionlimit"})
+                           "python_implementation", "release", "getdefaultencoding", "getrecursionlimit",
+                           # a machine-learning framework asked which accelerators it sees (`torch.cuda.is_available()`)
+                           "is_available", "device_count", "get_device_name", "current_device",
+                           "get_device_capability", "list_physical_devices", "is_built"})
 _READ_METHODS = frozenset({"read", "readline", "readlines"})
 """Of a file opened to read, or of ``sys.stdin`` (what else could hold one: the program opens no other)."""
 

@@ -77,6 +77,9 @@ class SimpleCommand:
     stdin_from: str | None = None
     """The program name of the command piped into this one, if any (``find . | xargs rm``)."""
     stdin_from_words: tuple[Word, ...] = ()
+    stdin_chain: tuple[tuple[Word, ...], ...] = ()
+    """The words of every command earlier in its pipeline, the nearest last (``git diff --name-only |
+    grep '\\.py$' | xargs ruff check``: xargs's chain is git's words, then grep's)."""
     stdin_text: bool = False
     """Its standard input is text written in the command itself (a heredoc or a here-string)."""
 
@@ -352,7 +355,9 @@ class _Walker:
         cmd = SimpleCommand(words=tuple(words), assignments=tuple(assigns), redirects=tuple(reds), cd=cd,
                             text=self.src(node), substituted=self.substituted > 0,
                             stdin_from=(stdin.words[0].text if stdin is not None and stdin.words else None),
-                            stdin_from_words=(stdin.words if stdin is not None else ()), stdin_text=stdin_text)
+                            stdin_from_words=(stdin.words if stdin is not None else ()),
+                            stdin_chain=((*stdin.stdin_chain, stdin.words) if stdin is not None else ()),
+                            stdin_text=stdin_text)
         if words and not words[0].dynamic and words[0].text in self.defining:
             self.out.problems.append(f"the function {words[0].text} calls itself (it may never end: a fork bomb)")
         self.emit(cmd)
