@@ -19,7 +19,8 @@ Two sets, reported apart, each with 95% Wilson intervals:
   tuned on in session 12); ``commands_v10.yaml``, the tenth (scored once as held-out in session 12, tuned on
   in session 13); ``commands_v11.yaml``, the eleventh (scored once as held-out in session 13, tuned on in
   session 15); ``commands_v12.yaml``, the twelfth (scored once as held-out in session 15, then tuned on);
-- **held-out**: ``suites/heldout/commands.yaml``, the thirteenth blind set: real agent commands and other
+  ``commands_v13.yaml``, the thirteenth (scored once as held-out in session 15, tuned on in session 16);
+- **held-out**: ``suites/heldout/commands.yaml``, the fourteenth blind set: real agent commands and other
   projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
   code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
@@ -74,6 +75,7 @@ TUNED_SETS: list[tuple[str, Path]] = [
     ("tenth set", AUTHORING / "commands_v10.yaml"),
     ("eleventh set", AUTHORING / "commands_v11.yaml"),
     ("twelfth set", AUTHORING / "commands_v12.yaml"),
+    ("thirteenth set", AUTHORING / "commands_v13.yaml"),
 ]
 """The blind sets scored once as held-out, then read and tuned on (in-sample), in the order they came."""
 WIDTH = 160
