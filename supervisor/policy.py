@@ -431,7 +431,7 @@ Effect = Literal["none", "read", "write", "delete", "run", "install", "network",
 - ``secrets``: shows credentials (the environment, a shell's variables): the output goes to the model."""
 
 ArgRole = Literal["text", "read", "names", "write", "replace", "delete", "link", "cwd", "script", "code", "command",
-                  "url", "ignore", "move"]
+                  "url", "ignore", "move", "include"]
 """What a command's argument is: ``text`` (not a file: a pattern, a message, a name); ``read`` / ``write``
 / ``delete`` a path it reads, writes or deletes; ``names`` a path whose names and sizes it prints, never
 its contents (``ls``, ``tree``, ``find``'s roots: harmless outside the project too, but for secret places); ``move`` a path it moves away (a write where the
@@ -440,7 +440,9 @@ would replace must be recoverable, where the supervisor can look); ``link`` the 
 (placed like a write); ``cwd`` a directory it works in (placed like a write); ``script`` a file it runs
 as code (inside the project: ``run``; elsewhere: ``code``); ``code`` inline program text (a shell's is
 parsed in turn); ``command`` the rest of the words are a command it runs (``env``, ``xargs``, ``timeout``);
-``url`` where it talks to (local or not); ``ignore`` a word that names nothing."""
+``url`` where it talks to (local or not); ``ignore`` a word that names nothing; ``include`` a pattern of the
+file names it reads under its paths (``grep -r --include='*.env*'``, ``rg -g '*.pem'``): one that can match
+where secrets are kept reads secrets."""
 
 
 class FlagSpec(_P):

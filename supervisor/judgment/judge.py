@@ -110,6 +110,8 @@ class Knowledge:
         it is one of the policy's ``unsafe_env`` and its value is not one ``env_values`` calls harmless."""
         if name not in self.table.unsafe_env:
             return False
+        if name == "PATH" and value is not None and _PATH_SYSTEM_FIRST.fullmatch(value.raw):
+            return False
         if name == "PATH" and value is not None and _PATH_APPENDED.fullmatch(value.raw) and not any(
                 d.strip('"').startswith(("/tmp", "/var/tmp", "/dev/shm")) for d in value.raw.split(":")[1:]):
             # `PATH=$PATH:~/.local/bin`: folders searched after today's, so what is found today stays; not a
@@ -240,6 +242,10 @@ class _Context:
                 self.inert.append(value.raw)
             if self.k.unsafe_setting(name, value):
                 self.add(cmd.text, "unknown", f"sets {name}, which changes what programs run", "unsafe-env")
+            if _DATABASE_ENV_NAME.search(name) and (value.dynamic or not _LOCAL_DATABASE.fullmatch(value.text)):
+                # `DATABASE_URL="<the deployed one>" npx ts-node prisma/seed.ts`: what it changes is that database's
+                self.add(cmd.text, "unknown", f"sets {name} to a database not on this machine "
+                         f"({value.raw[:40]!r}): what the command changes there is not known", "remote-database")
         empty = not cmd.words or (not cmd.words[0].dynamic and cmd.words[0].text in (":", "true", "false")) or (
             [w.text for w in cmd.words] == ["echo"]) or (
             cmd.words[0].text == "cat" and len(cmd.words) > 1 and all(w.text == "/dev/null" for w in cmd.words[1:]))
@@ -1042,6 +1048,8 @@ class _Context:
             self.inert.append(w.raw)
         if role in ("text", "ignore", "code", "command"):
             return None
+        if role == "include":
+            return self.include_reaches_secrets(w)
         if role == "script":
             if not w.dynamic and _REMOTE_PROGRAM.match(w.text):
                 # `deno run https://deno.land/x/tool/mod.ts`, `deno run npm:cowsay`: downloaded, then run
@@ -1121,6 +1129,23 @@ class _Context:
                                                   or self.k.harmless_reads.search(target)):
             return None
         return ("unknown", f"reads {shown}, outside the project", "read-outside-project")
+
+    def include_reaches_secrets(self, w: Word) -> tuple[RiskLevel, str, str] | None:
+        """A pattern of the names of the files a search reads (``--include='*.env*'``): matched against each
+        name, hidden ones too (a search's patterns match dot files), it can select where secrets are kept."""
+        if w.dynamic:
+            return ("unknown", f"reads the files named {w.raw!r}, a pattern built at run time", "dynamic-path")
+        pattern = w.text
+        if pattern.startswith("!") or self.k.secrets is None:
+            return None  # `rg -g '!*.env'`: the files it leaves out
+        for name in (*_SECRET_DOT_NAMES, *_SECRET_NAMES):
+            if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern.rsplit("/", 1)[-1]):
+                if self.k.secrets.search(name) or self.k.secrets.search(name + "/x"):
+                    return ("dangerous", f"reads the files named {pattern!r}, which can be {name} (it holds secrets)",
+                            "read-secrets")
+        if self.k.secrets.search(pattern.replace("*", "x").replace("?", "x")):
+            return ("dangerous", f"reads the files named {pattern!r}, which hold secrets", "read-secrets")
+        return None
 
     def glob_reaches_secrets(self, pattern: str, real: str | None) -> str:
         """A glob that can match a secret: ``cat .e*`` reads ``.env``, ``~/.ss*/id*`` a key. Each part of
@@ -1281,6 +1306,9 @@ class _Context:
 _TOOLCHAIN = re.compile(r"\+[\w.-]+")
 _PATH_APPENDED = re.compile(r'"?\$(PATH|\{PATH\})(:(~|\$HOME|\$\{HOME\})?[\w./+@-]*)+"?')
 """A ``PATH`` that is today's with folders after it."""
+_PATH_SYSTEM_FIRST = re.compile(r'"?((/usr/local/go|/usr/lib/go(-[\d.]+)?|/usr/lib/jvm/[\w.-]+|/usr|)/s?bin:)+\$(PATH|\{PATH\})"?')
+"""A ``PATH`` with folders of the system's own before today's (``/usr/local/go/bin:$PATH``): only root writes
+there, so nothing the agent wrote can be found first."""
 _TEST_FILE = re.compile(r"^test_[\w.-]*\.(py|sh|bash)$|_tests?\.py$|\.(test|spec)\.[cm]?[jt]sx?$|_spec\.rb$")
 """Test files by the conventions of pytest, Jest, Vitest, RSpec and shell test scripts (``test_infra.sh``):
 named for what they test, they do not do it."""
@@ -1316,6 +1344,12 @@ def _environment_filtered(cmd: SimpleCommand, after: SimpleCommand | None) -> li
 
 _DEPLOY_ENV_NAME = re.compile(r"(?i)(^|_)(ENV|ENVIRONMENT|STAGE|MODE)$|^(DJANGO_SETTINGS_MODULE|SPRING_PROFILES_ACTIVE)$")
 _PRODUCTION = re.compile(r"(?i)(^|[^a-z])(prod|production|live)([^a-z]|$)")
+_DATABASE_ENV_NAME = re.compile(r"(?i)^(\w+_)?(DATABASE_URL|DB_URL|DB_HOST|DSN|DATABASE_HOST|PGHOST|MYSQL_HOST|POSTGRES_HOST|"
+                                r"POSTGRES_URL|MONGO(DB)?_UR[IL]|REDIS_URL|REDIS_HOST|CLICKHOUSE_URL)$")
+"""Variables that tell a program which database to act on (``DATABASE_URL=... npx prisma db seed``)."""
+_LOCAL_DATABASE = re.compile(r"(?i)^(([a-z][\w+.-]*://)?([^@/\s]*@)?(localhost|127\.0\.0\.1|\[::1\]|::1|0\.0\.0\.0|host\.docker\.internal)"
+                             r"([:/?]\S*)?|(sqlite3?|file|duckdb):\S*|[\w./-]+\.(db|sqlite3?|duckdb)|:memory:)$")
+"""A database on this machine: a URL or host that is localhost, or a file (``sqlite:///dev.db``)."""
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|auth|cred|session|cookie|private|signing")
 """Variable names that say the value is a secret (``$API_KEY``, ``$GITHUB_TOKEN``, ``$DB_PASSWORD``)."""
 _WHOLE_SUBSTITUTION = re.compile(r"\$\(([^()`$\\]*)\)")

@@ -346,6 +346,21 @@ SAFE = [
     "git ls-files | grep -v test | sort -u | xargs wc -l",
     "grep -rl TODO src | xargs wc -l",
     "python -c \"import torch; print(torch.cuda.is_available(), torch.cuda.device_count())\"",
+    # fourteenth set
+    "jq -r '.version' package.json",
+    "jq '.usage.total_tokens' response.json",
+    "grep -rn TODO . --include=*.py",
+    "rg -g '!*.env' DATABASE_URL",
+    "chmod +x .claude/hooks/format.sh",
+    'DATABASE_URL="postgresql://app:dev@localhost:5433/app" npm run db:generate',
+    "DATABASE_URL=sqlite:///dev.db pytest",
+    "PATH=/usr/local/go/bin:$PATH go build ./cmd/app/",
+    "NODE_OPTIONS=--conditions=react-server npx tsx probe.ts",
+    "docker network ls",
+    "npm run db:up",
+    "dotnet ef database update --project src/App.Infrastructure --startup-project src/App.Api",
+    "dmesg -T | tail -100",
+    "supabase gen types typescript --local > types.ts",
 ]
 
 UNSAFE = [
@@ -615,7 +630,7 @@ UNSAFE = [
     ("aws dynamodb delete-table --table-name Items", "delete-table"),
     ("aws lambda get-function-configuration --function-name api", "get-function-configuration"),
     ("npx prisma migrate dev", "prisma migrate dev"),
-    ("dotnet ef database update", "dotnet ef database"),
+    ("dotnet ef database drop --force", "dotnet ef database drop"),
     ("mvn jib:build", "jib:build"),
     ("mvn flyway:clean", "flyway:clean"),
     ("bundle exec rake gem:release", "publishes"),
@@ -733,6 +748,22 @@ UNSAFE = [
     ("git diff main | grep x | xargs cat", "built at run time"),
     ("git diff --name-only | grep -o '/.*' | xargs cat", "built at run time"),
     ("grep -rl TODO /etc | xargs cat", "outside the project"),
+    # fourteenth set
+    ("jq -r '.private_key' service-account.json", "secrets"),
+    ("jq -r '.access_token' out.json", "secrets"),
+    ("yq '.db.password' config.yml", "secrets"),
+    ("cat firebase-adminsdk-x1.json", "secrets"),
+    ('grep -rh "sk_live_" . --include=*.env*', "secrets"),
+    ("rg -g '*.pem' BEGIN", "secrets"),
+    ('DATABASE_URL="the external URL" npx ts-node prisma/seed.ts', "not on this machine"),
+    ("DATABASE_URL=$PROD_DATABASE_URL npm test", "not on this machine"),
+    ("cp .claude/presets/aggressive.json .claude/settings.local.json", "agent-permissions"),
+    ("echo '{}' > .mcp.json", "agent-permissions"),
+    ("PATH=/tmp/bin:$PATH go build", "changes what programs run"),
+    ('NODE_OPTIONS="--conditions=x --require ./x.js" node a.js', "changes what programs run"),
+    ("dotnet ef database update 0", "arguments"),
+    ('dotnet ef database update --connection "Server=prod"', "--connection"),
+    ("dmesg -c", "not a known option"),
 ]
 
 
