@@ -1139,10 +1139,10 @@ class _Context:
         if pattern.startswith("!") or self.k.secrets is None:
             return None  # `rg -g '!*.env'`: the files it leaves out
         for name in (*_SECRET_DOT_NAMES, *_SECRET_NAMES):
-            if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern.rsplit("/", 1)[-1]):
-                if self.k.secrets.search(name) or self.k.secrets.search(name + "/x"):
-                    return ("dangerous", f"reads the files named {pattern!r}, which can be {name} (it holds secrets)",
-                            "read-secrets")
+            matches = fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern.rsplit("/", 1)[-1])
+            if matches and (self.k.secrets.search(name) or self.k.secrets.search(name + "/x")):
+                return ("dangerous", f"reads the files named {pattern!r}, which can be {name} (it holds secrets)",
+                        "read-secrets")
         if self.k.secrets.search(pattern.replace("*", "x").replace("?", "x")):
             return ("dangerous", f"reads the files named {pattern!r}, which hold secrets", "read-secrets")
         return None
