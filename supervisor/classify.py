@@ -51,6 +51,7 @@ a few regex scans over its bottom rows plus line walking where structure matters
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -2361,6 +2362,29 @@ def classify(screen: Screen, policy: Policy) -> Observation:
                                            state="asking", agent="unknown", prompt=prompt, blocker=None,
                                            evidence=["regex_budget"], confidence=0.0, policy_id=policy.policy_id,
                                            checkpoint_blocks=[])
+
+
+_WARM_DIALOG = "\n".join([
+    "╭" + "─" * 58 + "╮",
+    "│ Bash command" + " " * 45 + "│",
+    "│   npm test -- --runInBand" + " " * 32 + "│",
+    "│ Do you want to proceed?" + " " * 34 + "│",
+    "│ ❯ 1. Yes" + " " * 49 + "│",
+    "│   2. No, and tell Claude what to do differently (esc)" + " " * 4 + "│",
+    "╰" + "─" * 58 + "╯",
+])
+
+
+def warm_up(policy: Policy) -> None:
+    """Do once, now, what the first prompt would otherwise pay for: the policy's rules compiled, the
+    command judgment's parser and tables, the look-alike characters' data loaded. Paid at the first
+    dialog instead, it is hundreds of milliseconds, and every pane asking at that moment waits for it."""
+    from supervisor.screen import make_screen
+
+    screen = make_screen(_WARM_DIALOG, width=60, height=12)
+    screen.cwd = "/"
+    with contextlib.suppress(Exception):  # a warm-up only: the real looks report their own errors
+        classify(screen, policy)
 
 
 def _classify(screen: Screen, policy: Policy) -> Observation:

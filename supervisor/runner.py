@@ -1830,6 +1830,9 @@ class Supervisor:
         self.ended: list[PaneRunner] = []
         self.events: queue.Queue[OutputEvent | None] = queue.Queue()
         self.feeder = feeder if feeder is not None else WarehouseFeeder(self.settings)
+        from supervisor.classify import warm_up
+
+        warm_up(config.policy)  # the first dialog is answered at full speed, however many panes ask at once
         self._stopping = threading.Event()
         self._rescan = False
         self._ignored: dict[str, float] = {}

@@ -633,3 +633,18 @@ def test_codex_answer_streaming_without_a_spinner_is_busy(policy: Policy) -> Non
     assert done.state == "idle", done.evidence
     fresh_start = obs_of("\n".join(head[:3] + foot), policy)
     assert fresh_start.state == "idle", fresh_start.evidence
+
+
+def test_warm_up_does_the_first_dialogs_work_beforehand() -> None:
+    """The supervisor warms the classifier when it starts: the policy's rules compiled and the look-alike
+    data loaded before any pane asks (paid at the first dialog, every pane asking then waited for it)."""
+    import sys
+
+    from supervisor.classify import _CACHE, warm_up
+    from supervisor.policy import baseline_policy
+
+    policy = baseline_policy()
+    assert id(policy) not in _CACHE or _CACHE[id(policy)][0] is not policy
+    warm_up(policy)
+    assert _CACHE[id(policy)][0] is policy
+    assert "confusable_homoglyphs.confusables" in sys.modules

@@ -55,6 +55,8 @@ class PaneInfo:
     current_path: str = ""
     history_size: int = 0
     """Lines of history above the visible area."""
+    tty: str = ""
+    """The pane's terminal device (``/dev/pts/N``), where tmux says."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ CONTROL_READY_S = 5.0
 PANE_FIELDS = (
     "pane_id", "session_name", "window_id", "pane_title", "pane_current_command", "pane_dead",
     "pane_dead_status", "pane_width", "pane_height", "cursor_x", "cursor_y", "pane_pid", "pane_in_mode",
-    "pane_current_path", "history_size",
+    "pane_current_path", "history_size", "pane_tty",
 )
 _CUT = "\x1e--supervisor-cut--"
 PANE_FORMAT = SEP.join(f"#{{{f}}}" for f in PANE_FIELDS)
@@ -88,7 +88,7 @@ def parse_pane_line(line: str) -> PaneInfo | None:
         dead_status=_int(f["pane_dead_status"]), width=_int(f["pane_width"]) or 80,
         height=_int(f["pane_height"]) or 24, cursor_x=_int(f["cursor_x"]), cursor_y=_int(f["cursor_y"]),
         pid=_int(f["pane_pid"]), in_mode=f["pane_in_mode"] == "1", current_path=f["pane_current_path"],
-        history_size=_int(f["history_size"]) or 0,
+        history_size=_int(f["history_size"]) or 0, tty=f["pane_tty"],
     )
 
 
@@ -255,8 +255,19 @@ class TmuxSurface:
     def _status_label(self) -> str:
         return "".join(c if c.isalnum() or c in "-_." else "_" for c in (self.socket or "default"))
 
+    def _remember(self, info: PaneInfo) -> PaneInfo:
+        """Keep the pane's program's pid and its terminal from a look at its facts, so that checking its
+        input before keys are sent never waits for a tmux process of its own."""
+        if info.pid is not None and not info.dead:
+            self._pids[info.pane_id] = info.pid
+        if info.tty.startswith("/dev/"):
+            self._ttys[info.pane_id] = info.tty
+        return info
+
     def _with_status(self, info: PaneInfo) -> PaneInfo:
-        """Fill in a dead pane's exit status from our wrapper's file when tmux does not know it."""
+        """Fill in a dead pane's exit status from our wrapper's file when tmux does not know it (and
+        remember its pid and terminal: every look at one pane's facts passes here)."""
+        self._remember(info)
         if not info.dead or info.dead_status is not None or info.pid is None:
             return info
         try:
@@ -278,7 +289,7 @@ class TmuxSurface:
             if session:
                 raise
             return []
-        return [p for line in lines if (p := parse_pane_line(line)) is not None]
+        return [self._remember(p) for line in lines if (p := parse_pane_line(line)) is not None]
 
     def pane_info(self, pane_id: str) -> PaneInfo:
         lines = self.cmd("display-message", "-p", "-t", pane_id, PANE_FORMAT)

@@ -168,3 +168,23 @@ def test_poll_mode_still_sees_text_drawn_over_other_text(tmux_socket: str) -> No
         assert why is not None and "already piped" in why
     finally:
         surface.close()
+
+
+def test_input_checks_after_a_look_need_no_tmux_process(surface: TmuxSurface) -> None:
+    """A look at a pane's facts (its capture) remembers its program's pid and its terminal, so the input
+    checks made before keys are sent (unread bytes, whether the program reads) run no tmux process: with
+    many panes asking at once, a process each was tens of milliseconds on every first answer."""
+    pane = surface.new_session("facts", ["cat"], width=80, height=10)
+    raw = surface.capture(pane.pane_id)
+    assert raw.info.tty.startswith("/dev/") and raw.info.pid
+    spawned: list[tuple[str, ...]] = []
+    real = surface.cmd
+
+    def cmd(subcommand: str, *args: str) -> list[str]:
+        spawned.append((subcommand, *args))
+        return real(subcommand, *args)
+
+    surface.cmd = cmd  # type: ignore[method-assign]
+    assert surface.unread_input(pane.pane_id) == 0
+    assert surface.reading_input(pane.pane_id) in (True, None)
+    assert not spawned, spawned
