@@ -77,7 +77,7 @@ class OutputQueue:
             return len(self._items)
 
     def _loop(self) -> None:
-        from supervisor.runner import block_signals
+        from supervisor.feeder import block_signals
 
         block_signals()
         while True:

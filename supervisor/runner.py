@@ -12,7 +12,7 @@ quiet pane costs nothing.
 Order of operations, always: journal (fsynced) first, then act. The runner changes its state
 only by journaling events and folding them (:class:`supervisor.runstate.RunFold`), so a
 supervisor restarted on the journal continues the same run with the same state. The warehouse
-is fed from a background thread (:class:`WarehouseFeeder`) and may be locked by a notebook;
+is fed from a child process (:class:`~supervisor.feeder.WarehouseFeeder`) and may be locked by a notebook;
 supervision never waits for it.
 
 At most one answer per prompt instance: a live prompt is matched to an instance (see
@@ -59,6 +59,7 @@ from supervisor import __version__
 from supervisor.agents import agent_from_argv, agent_of_pane, exit_keys, is_shell
 from supervisor.control import RunControl, control_dir
 from supervisor.errors import JournalWriteError, PaneGone, SurfaceError, UsageError
+from supervisor.feeder import WarehouseFeeder, block_signals
 from supervisor.ids import new_id
 from supervisor.journal import Journal, iter_events
 from supervisor.models import Action, Decision, Event, Friction, FrictionKind, Observation, Prompt, Screen
@@ -1656,92 +1657,6 @@ def _input_changed(before: Screen, after: Screen) -> bool:
     old_inputs = [ln for ln in old if ln.lstrip().startswith(_INPUT_MARKERS)]
     new_inputs = [ln for ln in new if ln.lstrip().startswith(_INPUT_MARKERS)]
     return bool(old_inputs) and len(old_inputs) == len(new_inputs) and old_inputs != new_inputs
-
-
-def block_signals() -> None:
-    """Keep SIGINT/SIGTERM away from a helper thread so the kernel delivers them to the main one."""
-    import signal
-
-    with contextlib.suppress(AttributeError, ValueError, OSError):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
-
-
-class WarehouseFeeder:
-    """Ingests journals into the warehouse from a background thread, a couple of seconds after
-    new events, never blocking supervision; a locked warehouse is simply tried again later."""
-
-    def __init__(self, settings: Settings, interval_s: float = 2.0) -> None:
-        self.settings = settings
-        self.interval_s = interval_s
-        self._dirty = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="warehouse-feeder", daemon=True)
-        self.syncs = 0
-        self.locked = 0
-        self.errors: list[str] = []
-        self.skipped_lines: dict[str, int] = {}
-        """Journal -> lines the warehouse skipped as not valid events (reported, never fatal)."""
-        try:
-            from supervisor.warehouse import try_sync
-        except ImportError:  # the warehouse is optional for live supervision
-            self._try_sync: Callable[[Settings], Any] | None = None
-        else:
-            self._try_sync = try_sync
-
-    def start(self) -> None:
-        """Start the feeding thread (once: a supervisor may run its loop more than once)."""
-        if self._try_sync is not None and self._thread.ident is None:
-            self._thread.start()
-
-    def poke(self) -> None:
-        self._dirty.set()
-
-    def _loop(self) -> None:
-        block_signals()
-        while not self._stop.is_set():
-            self._dirty.wait()
-            if self._stop.wait(self.interval_s):
-                break
-            self._dirty.clear()
-            self.sync_once()
-
-    def sync_once(self) -> None:
-        if self._try_sync is None:
-            return
-        try:
-            result = self._try_sync(self.settings)
-        except Exception as exc:  # noqa: BLE001 - the journal has everything; report and go on
-            self.errors.append(f"{type(exc).__name__}: {exc}")
-            log.warning("warehouse sync failed (journals keep every event): %s: %s", type(exc).__name__, exc)
-            return
-        if result is None:
-            self.locked += 1
-            self._dirty.set()
-        else:
-            self.syncs += 1
-            for path, n in result.bad_lines.items():
-                self.skipped_lines[path] = self.skipped_lines.get(path, 0) + n
-                log.warning("warehouse skipped %d line(s) of %s that are not valid events (%s); "
-                            "`supervisor warehouse stats` lists them", n, path, result.reasons.get(path, "?"))
-
-    STOP_WAIT_S = 120.0
-    """How long stopping waits for a sync in progress. A shared warehouse (DuckLake) under
-    contention can take many seconds (commit conflicts are retried for up to 90 s); a process that exits while
-    this thread is inside DuckDB is aborted (SIGABRT), so it waits, then skips the final sync."""
-
-    def stop(self, *, final_sync: bool = True) -> None:
-        self._stop.set()
-        self._dirty.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=10)
-            if self._thread.is_alive():
-                log.info("waiting for the warehouse sync in progress to finish (up to %.0f s)", self.STOP_WAIT_S)
-                self._thread.join(timeout=self.STOP_WAIT_S - 10)
-        if self._thread.is_alive():
-            log.warning("the warehouse sync in progress did not finish; its events stay in the journals for the "
-                        "next `supervisor warehouse sync`")
-        elif final_sync:
-            self.sync_once()
 
 
 class _Waker:

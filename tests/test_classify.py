@@ -643,7 +643,7 @@ def test_warm_up_does_the_first_dialogs_work_beforehand() -> None:
     from supervisor.classify import _CACHE, warm_up
     from supervisor.policy import baseline_policy
 
-    policy = baseline_policy()
+    policy = baseline_policy().model_copy(deep=True)  # an object nothing classified with yet
     assert id(policy) not in _CACHE or _CACHE[id(policy)][0] is not policy
     warm_up(policy)
     assert _CACHE[id(policy)][0] is policy

@@ -75,13 +75,13 @@ _REWRITES = [
      r"^(\([\w.-]+\) )?(([\w.-]+@[\w.-]+[: ]\S*|\[[\w.@-]+( \S+)?\]|[\w@.~:/-]*)(\s?[$#]|\s%)"
      r"|([\w.-]+@[\w.-]+[: ](\S*[^\s\d])?|\[[\w.@-]+( \S+)?\]|([\w@.~:/-]*[A-Za-z_@.~:/-])?)%)$",
      [*"$#% 019aZ_@.~:/-[]()x\t", "user@host:~/app", "(venv) ", "[dev@box app]", "100%", " %"]),
-    # not in a path, a file name or a hyphenated name either (`.claude/x`, `CLAUDE.md`, `claude-config`:
-    # a command another agent's dialog draws)
-    (r"(?<![\w./~-])claude(?![\w/-]|\.\w| (sonnet|opus|haiku|instant|\d))",
-     r"(^|[^\w./~-])claude($|[^\w/ .-]|\.($|\W)|[ ]($|[^sohi\d]|s($|[^o]|o($|[^n]|n($|[^n]|n($|[^e]|e($|[^t])))))"
+    # not in a path, a file name, a hyphenated name or a variable's value either (`.claude/x`, `CLAUDE.md`,
+    # `claude-config`, `LLM_PROVIDER=claude`: a command another agent's dialog draws)
+    (r"(?<![\w./~=-])claude(?![\w/-]|\.\w| (sonnet|opus|haiku|instant|\d))",
+     r"(^|[^\w./~=-])claude($|[^\w/ .-]|\.($|\W)|[ ]($|[^sohi\d]|s($|[^o]|o($|[^n]|n($|[^n]|n($|[^e]|e($|[^t])))))"
      r"|o($|[^p]|p($|[^u]|u($|[^s])))|h($|[^a]|a($|[^i]|i($|[^k]|k($|[^u]))))"
      r"|i($|[^n]|n($|[^s]|s($|[^t]|t($|[^a]|a($|[^n]|n($|[^t]))))))))",
-     [*" -_.xsohi0123SOHI\n/~", "claude", "Claude", ".md", "sonnet", "opus", "haiku", "instant", "son", "op", "hai", "inst"]),
+     [*" -_.xsohi0123SOHI\n/~=", "claude", "Claude", ".md", "sonnet", "opus", "haiku", "instant", "son", "op", "hai", "inst"]),
 ]
 
 

@@ -141,7 +141,8 @@ def coverage_suite() -> list[dict]:
                                                 "Allow this command?", "❯ 1. Yes", "  2. No"),
                     escalate(None, None, "dangerous"), tags=tags + ["danger"], severity=5, must_pass=True))
     for name, path in (("user-config", "~/.config/quill/settings.toml"), ("git-config", "~/.gitconfig"),
-                       ("package-manager-config", "~/.npmrc"), ("code-hooks", ".git/hooks/pre-push")):
+                       ("package-manager-config", "~/.npmrc"), ("code-hooks", ".git/hooks/pre-push"),
+                       ("agent-permissions", ".claude/settings.local.json")):
         add(screen_case(f"write-{name}", lines(f"⏺ Write({path})", "", RULE, " Create file", f" {path}", "",
                                                f" Do you want to create {path.rsplit('/', 1)[-1]}?", " ❯ 1. Yes",
                                                "   2. No", "", " Esc to cancel"),

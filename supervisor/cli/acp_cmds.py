@@ -46,8 +46,8 @@ def run_acp(settings: Settings, config: RunConfig, command: list[str], printer: 
             spec_path: Path | None = None) -> int:
     """Supervise COMMAND as an ACP agent in the foreground; the documented exit code."""
     from supervisor.acp_runner import AcpRunner
+    from supervisor.feeder import WarehouseFeeder
     from supervisor.redact import redact
-    from supervisor.runner import WarehouseFeeder
 
     spec = workdir = None
     if spec_path is not None:

@@ -664,7 +664,7 @@ class TmuxSurface:
         self._pipes[pane_id] = folder
 
     def _read_pipe(self, pane_id: str, fifo: Path) -> None:
-        from supervisor.runner import block_signals
+        from supervisor.feeder import block_signals
 
         block_signals()
         try:

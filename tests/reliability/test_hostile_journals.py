@@ -274,3 +274,53 @@ def test_warehouse_and_journal_readers_agree_on_what_is_an_event(agree_wh: Any, 
     rejected = set(wh.sql("SELECT line_no FROM ingest_rejects WHERE journal_path = ?", [str(path)])["line_no"].to_list())
     assert ingested == read
     assert rejected == set(report.bad_lines)
+
+
+def test_the_live_feeder_ingests_from_a_process_of_its_own(home: Settings) -> None:
+    """The feeder's ingesting runs in a child process (its CPU never holds up the panes' workers): poked, it
+    syncs there and reports back; stopped, it syncs once more and the child exits."""
+    import os
+
+    from tests.helpers import retry_until
+
+    _good_run(home, "run_good")
+    _n_good, n_bad = _hostile_run(home, "run_bad")
+    feeder = WarehouseFeeder(home, interval_s=0.2)
+    feeder.start()
+    feeder.poke()
+    retry_until(lambda: feeder.syncs >= 1, 60, message=lambda: f"a sync reported by the child ({feeder.errors})")
+    child = feeder._child
+    assert child is not None and child.pid != os.getpid() and child.poll() is None
+    assert feeder.skipped_lines == {str(home.journal_path("run_bad")): n_bad} and feeder.errors == []
+    _good_run(home, "run_later")
+    feeder.stop(final_sync=True)  # the child's last sync takes the later run in, then it exits
+    assert child.poll() is not None and feeder.syncs >= 2
+    with open_warehouse(home.warehouse, read_only=True) as wh:
+        got = wh.sql("SELECT run_id, count(*) AS n FROM events WHERE run_id LIKE 'run_good%' OR run_id = 'run_later' "
+                     "GROUP BY run_id ORDER BY run_id")
+    assert dict(zip(got["run_id"], got["n"], strict=True)) == {"run_good": 5, "run_later": 5}
+
+
+def test_a_feeder_whose_child_died_starts_another(home: Settings) -> None:
+    """A child that dies (killed, out of memory) loses nothing: the journals hold the events, and the next
+    poke starts a new child that ingests them."""
+    from tests.helpers import retry_until
+
+    _good_run(home, "run_good")
+    feeder = WarehouseFeeder(home, interval_s=0.2)
+    feeder.start()
+    feeder.poke()
+    first = retry_until(lambda: feeder._child, 30, message="the first child")
+    first.kill()
+    first.wait(timeout=10)
+    _good_run(home, "run_later")
+    deadline_syncs = feeder.syncs
+
+    def second() -> bool:
+        feeder.poke()
+        return feeder._child is not None and feeder._child is not first and feeder.syncs > deadline_syncs
+
+    retry_until(second, 60, interval=0.3, message=lambda: f"a second child's sync ({feeder.errors})")
+    feeder.stop(final_sync=False)
+    with open_warehouse(home.warehouse, read_only=True) as wh:
+        assert wh.sql("SELECT count(*) AS n FROM events WHERE run_id = 'run_later'")["n"][0] == 5
