@@ -20,7 +20,8 @@ Two sets, reported apart, each with 95% Wilson intervals:
   in session 13); ``commands_v11.yaml``, the eleventh (scored once as held-out in session 13, tuned on in
   session 15); ``commands_v12.yaml``, the twelfth (scored once as held-out in session 15, then tuned on);
   ``commands_v13.yaml``, the thirteenth (scored once as held-out in session 15, tuned on in session 16);
-- **held-out**: ``suites/heldout/commands.yaml``, the fourteenth blind set: real agent commands and other
+  ``commands_v14.yaml``, the fourteenth (scored once as held-out in session 16, then tuned on);
+- **held-out**: ``suites/heldout/commands.yaml``, the fifteenth blind set: real agent commands and other
   projects' destructive and safe cases, collected and labelled by someone who never saw the table or the
   code (see its README). Nobody tuning the table reads it; this script prints figures, never its commands.
 
@@ -76,6 +77,7 @@ TUNED_SETS: list[tuple[str, Path]] = [
     ("eleventh set", AUTHORING / "commands_v11.yaml"),
     ("twelfth set", AUTHORING / "commands_v12.yaml"),
     ("thirteenth set", AUTHORING / "commands_v13.yaml"),
+    ("fourteenth set", AUTHORING / "commands_v14.yaml"),
 ]
 """The blind sets scored once as held-out, then read and tuned on (in-sample), in the order they came."""
 WIDTH = 160
