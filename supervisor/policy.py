@@ -1062,6 +1062,11 @@ def _command_relaxations(mine: CommandKnowledge, ref: CommandKnowledge) -> list[
             if x not in mine.not_local_services]
     for knob in ("harmless_reads", "recoverable", "scratch", "path_listers", "local_services"):
         out += [f"commands.{knob} added: {x}" for x in getattr(mine, knob) if x not in getattr(ref, knob)]
+    for knob in ("path_listers_with", "line_filters"):
+        # a new path lister or line filter, or more options for one: more lists piped into xargs placed
+        out += [f"commands.{knob} added or widened: {name} {', '.join(o for o in opts if o not in getattr(ref, knob).get(name, []))}"
+                for name, opts in getattr(mine, knob).items() if set(opts) - set(getattr(ref, knob).get(name, []))
+                or name not in getattr(ref, knob)]
     for knob in ("project_programs", "project_program_args"):
         out += [f"commands.{knob} removed or changed: {x.pattern}" for x in getattr(ref, knob)
                 if x not in getattr(mine, knob)]

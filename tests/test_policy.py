@@ -208,6 +208,22 @@ def test_dropping_a_project_program_name_or_adding_a_path_lister_is_a_relaxation
     assert "commands.path_listers added: cat" in got
 
 
+def test_a_new_line_filter_or_lister_option_is_a_relaxation() -> None:
+    """A program trusted to pass its input's lines on unchanged (``sed`` can rewrite them into any path), or
+    one more option that makes a program list paths, places more lists piped into ``xargs``."""
+    from supervisor.policy import safety_relaxations
+
+    base = baseline_policy()
+    widened = base.model_copy(update={"commands": base.commands.model_copy(update={
+        "line_filters": {**base.commands.line_filters, "sed": ["-e="], "grep": [*base.commands.line_filters["grep"], "-o"]},
+        "path_listers_with": {**base.commands.path_listers_with, "cat": ["-n"]}})})
+    got = safety_relaxations(widened)
+    assert "commands.line_filters added or widened: sed -e=" in got
+    assert "commands.line_filters added or widened: grep -o" in got
+    assert "commands.path_listers_with added or widened: cat -n" in got
+    assert safety_relaxations(base) == []
+
+
 def test_a_new_harmless_value_of_an_unsafe_variable_is_a_relaxation() -> None:
     """``env_values`` says which values of an ``unsafe_env`` variable change nothing about what runs;
     a candidate that widens one (NODE_OPTIONS may then ``--require`` a module) relaxes the judgment."""
