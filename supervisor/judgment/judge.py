@@ -307,7 +307,7 @@ class _Context:
         allowed = self.k.table.line_filters.get(prog)
         if allowed is None:
             return False
-        plain: list[Word] = []
+        given, by_option = 0, False  # plain arguments; a pattern given by option (`grep -e PAT`)
         i = 1
         while i < len(words):
             w = words[i]
@@ -315,19 +315,17 @@ class _Context:
                 return False
             name, eq, _ = w.text.partition("=")
             if w.text.startswith("-") and len(w.text) > 1:
-                if f"{name}=" in allowed:
+                if f"{name}=" in allowed:  # an option with a value (`-n 20`, `-e PAT`, `--max-count=5`)
+                    by_option = by_option or name in ("-e", "--regexp")
                     i += 1 if eq else 2
-                    plain.append(Word("-e", "-e"))  # a pattern given by option (grep -e PAT)
                     continue
                 if w.text not in allowed:
                     return False
             else:
-                plain.append(w)
+                given += 1
             i += 1
         patterns = prog in ("grep", "egrep", "fgrep", "rg")
-        given = [w for w in plain if w.text != "-e"]
-        by_option = len(plain) > len(given)
-        return len(given) == (0 if (by_option or not patterns) else 1)
+        return given == (1 if patterns and not by_option else 0)
 
     def substitution_lists_inside(self, w: Word, cwd: str) -> bool:
         """A word that is exactly one command substitution of a path lister reading inside the project

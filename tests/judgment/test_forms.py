@@ -345,6 +345,7 @@ SAFE = [
     "git diff --name-only main...HEAD | grep '\\.py$' | xargs ruff check",
     "git ls-files | grep -v test | sort -u | xargs wc -l",
     "grep -rl TODO src | xargs wc -l",
+    "git ls-files | grep -m 5 '\\.py$' | xargs wc -l",  # -m takes a count, not a pattern
     "python -c \"import torch; print(torch.cuda.is_available(), torch.cuda.device_count())\"",
     # fourteenth set
     "jq -r '.version' package.json",
